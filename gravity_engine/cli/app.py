@@ -1,0 +1,40 @@
+"""The shared typer application and the one place CLI errors become a clear line and an exit code."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Callable
+
+import typer
+
+from ..errors import GravityError
+
+app = typer.Typer(
+    name="gravity_engine",
+    help="Gravity: build entity, event and topic anchors from conversations and use them to improve any memory system's answers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def friendly_errors(fn: Callable) -> Callable:
+    """Turn a GravityError into one red line on stderr and exit code 2 (never a traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except GravityError as err:
+            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(code=2) from None
+        except KeyboardInterrupt:
+            typer.secho("interrupted; finished batches are saved, run the same command again to resume", err=True)
+            raise typer.Exit(code=130) from None
+
+    return wrapper
+
+
+def echo_err(message: str) -> None:
+    print(message, file=sys.stderr)

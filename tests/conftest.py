@@ -1,0 +1,61 @@
+"""Shared test setup: offline model loading, no network but loopback, caches in a temp folder."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Tests must never read a developer's real endpoint or key.
+for _var in ("GRAVITY_LLM_BASE_URL", "GRAVITY_LLM_API_KEY", "GRAVITY_LLM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+    os.environ.pop(_var, None)
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+LOCOMO = SHARED_DATA / "locomo10.json"
+LONGMEMEVAL = SHARED_DATA / "longmemeval" / "longmemeval_oracle.json"
+
+_real_connect = socket.socket.connect
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def _guarded_connect(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if self.family in (socket.AF_INET, socket.AF_INET6) and host not in _LOOPBACK:
+        raise RuntimeError(f"test tried to reach {address!r}: only loopback is allowed")
+    return _real_connect(self, address)
+
+
+socket.socket.connect = _guarded_connect
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path_factory, monkeypatch):
+    """Point every cache and config of the engine at a temp folder."""
+    home = tmp_path_factory.mktemp("gravity_home")
+    monkeypatch.setenv("GRAVITY_HOME", str(home))
+    yield
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real default embedder, loaded once per test session."""
+    from gravity_engine.embed import get_embedder
+
+    return get_embedder()
+
+
+@pytest.fixture
+def fake_embedder():
+    from gravity_engine.testing import FakeEmbedder
+
+    return FakeEmbedder()
+
+
+def requires_locomo():
+    return pytest.mark.skipif(not LOCOMO.is_file(), reason="../shared/data/locomo10.json not present")
