@@ -48,6 +48,8 @@ class Merge(BaseModel):
     alias_id: str  # the id the alias had before the merge
     reason: str  # "same name", "case/punctuation", "nickname", "llm alias", ...
     source_ids: list[str] = Field(default_factory=list)
+    # The alias profile as it was before the merge, so ``consolidate.unmerge`` can restore it.
+    snapshot: dict = Field(default_factory=dict)
 
 
 class Entity(BaseModel):

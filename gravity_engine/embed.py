@@ -85,3 +85,26 @@ class SentenceTransformerEmbedder:
 def get_embedder(model: str = DEFAULT_MODEL) -> Embedder:
     """A shared embedder per model name: loading one costs seconds, so load each once per process."""
     return SentenceTransformerEmbedder(model)
+
+
+class CachingEmbedder:
+    """Wraps an embedder so each distinct text is encoded once per build (extraction, verification
+    and anchor embedding all ask for the same utterances)."""
+
+    def __init__(self, inner: Embedder, max_items: int = 200_000):
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self._cache: dict[str, np.ndarray] = {}
+        self._max = max_items
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            vectors = self.inner.encode(missing)
+            if len(self._cache) + len(missing) > self._max:
+                self._cache.clear()
+            self._cache.update(zip(missing, vectors))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts]).astype(np.float32, copy=False)

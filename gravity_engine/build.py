@@ -1,0 +1,274 @@
+"""The build phase: conversation -> batches -> extractor -> consolidation -> embeddings -> store.
+
+Each finished batch is checkpointed in ``<out>/.checkpoints/`` before the next one starts, so an
+interrupted or failed build resumes where it stopped, and a rerun retries only failed batches.
+``update=True`` extends an existing store with the sessions it does not cover yet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import __version__
+from .anchors import MODULES, AnchorSet, BuildInfo
+from .consolidate import (consolidate_entities, consolidate_events, consolidate_topics, drop_unknown_sources,
+                          set_seen_times)
+from .conversation import Conversation
+from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder
+from .errors import ConfigError, GravityError, StoreError
+from .extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
+from .fileio import atomic_write_json
+from .store import ANCHORS_FILE, AnchorStore, embed_anchors
+from .verify import verify_anchors
+
+CHECKPOINT_DIR = ".checkpoints"
+BACKENDS = ("classic", "llm")
+
+
+class BuildCancelled(GravityError):
+    """The build was cancelled; finished batches are checkpointed and a rerun resumes."""
+
+
+@dataclass
+class BuildProgress:
+    stage: str  # "extract" | "finalize" | "embed" | "verify" | "save" | "done"
+    done: int
+    total: int
+    failed: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    message: str = ""
+
+
+ProgressFn = Callable[[BuildProgress], None]
+
+
+def make_extractor(backend: str, *, embedder: Embedder | None = None, llm_config: Any = None,
+                   fused: bool = True, modules: Iterable[str] = MODULES, llm_client: Any = None) -> Extractor:
+    """The extractor for a backend name; ``llm`` reads its endpoint from ``llm_config`` or the environment."""
+    if backend == "classic":
+        from .extract.classic import ClassicExtractor
+
+        return ClassicExtractor(embedder=embedder)
+    if backend == "llm":
+        from .extract.llm import LLMExtractor
+        from .llm import LLMConfig, OpenAIClient
+
+        client = llm_client or OpenAIClient(llm_config or LLMConfig.from_env())
+        return LLMExtractor(client=client, fused=fused, modules=tuple(modules))
+    raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
+
+
+def _fingerprint(extractor: Extractor, batch_size: int) -> str:
+    desc = json.dumps({"describe": extractor.describe(), "batch_size": batch_size}, sort_keys=True, default=str)
+    return hashlib.sha256(desc.encode()).hexdigest()[:16]
+
+
+class _Checkpoints:
+    """One JSON file per finished batch, named by the batch's content hash."""
+
+    def __init__(self, root: Path, fingerprint: str):
+        self.dir = root / CHECKPOINT_DIR / fingerprint
+
+    def path(self, batch: Batch) -> Path:
+        return self.dir / f"batch-{batch.key()}.json"
+
+    def load(self, batch: Batch) -> BatchAnchors | None:
+        p = self.path(batch)
+        if not p.is_file():
+            return None
+        try:
+            return BatchAnchors.model_validate_json(p.read_bytes())
+        except (ValidationError, OSError, UnicodeDecodeError):
+            return None  # a damaged checkpoint is simply redone
+
+    def save(self, batch: Batch, result: BatchAnchors) -> None:
+        atomic_write_json(self.path(batch), result.model_dump(mode="json"))
+
+
+def _run_batches(extractor: Extractor, batches: list[Batch]) -> Iterator[tuple[Batch, BatchAnchors | Exception]]:
+    if hasattr(extractor, "extract_batches"):
+        yield from extractor.extract_batches(batches)
+        return
+    for batch in batches:
+        try:
+            yield batch, extractor.extract_batch(batch)
+        except Exception as err:  # one bad batch must not end the build: it is reported and retried on rerun
+            yield batch, err
+
+
+def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str = "classic",
+                extractor: Extractor | None = None, embedder: Embedder | None = None,
+                embedding_model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE,
+                modules: Iterable[str] = MODULES, fused: bool = True, llm_config: Any = None, llm_client: Any = None,
+                update: bool = False, progress: ProgressFn | None = None, cancel: threading.Event | None = None,
+                verify: bool = True, drop_unsupported: bool = False) -> AnchorStore:
+    """Build (or, with ``update``, extend) the anchor store of one conversation in ``out_dir``."""
+    started = time.perf_counter()
+    out = Path(out_dir)
+    modules = tuple(m for m in MODULES if m in set(modules))
+    if not modules:
+        raise ConfigError("choose at least one module: entities, events, topics")
+    if conversation.n_utterances() == 0:
+        raise GravityError(f"conversation {conversation.id!r} has no utterances to build from")
+    notify = progress or (lambda p: None)
+
+    existing: AnchorStore | None = None
+    if update:
+        if not (out / ANCHORS_FILE).is_file():
+            raise StoreError(f"{out}: nothing to update (no {ANCHORS_FILE}); run a full build first")
+        existing = AnchorStore.load(out)
+        if existing.anchors.conversation_id and existing.anchors.conversation_id != conversation.id:
+            raise StoreError(f"{out} holds conversation {existing.anchors.conversation_id!r}, not {conversation.id!r}")
+        backend = existing.anchors.built_with.backend
+        embedding_model = existing.anchors.built_with.embedding_model or embedding_model
+
+    base_embedder = embedder or get_embedder(embedding_model)
+    shared_embedder = CachingEmbedder(base_embedder)
+    extractor = extractor or make_extractor(backend, embedder=shared_embedder, llm_config=llm_config, fused=fused,
+                                            modules=modules, llm_client=llm_client)
+
+    covered = set(existing.anchors.built_with.sessions) if existing else set()
+    new_sessions = [s.id for s in conversation.sessions if s.id not in covered]
+    batches = make_batches(conversation, batch_size, session_ids=new_sessions)
+    checkpoints = _Checkpoints(out, _fingerprint(extractor, batch_size))
+
+    results: dict[int, BatchAnchors] = {}
+    failures: list[dict[str, Any]] = []
+    stats: Counter[str] = Counter()
+    todo: list[Batch] = []
+    for batch in batches:
+        cached = checkpoints.load(batch)
+        if cached is None:
+            todo.append(batch)
+        else:
+            results[batch.index] = cached
+    from_checkpoint = len(results)
+    counts: Counter[str] = Counter()
+    notify(BuildProgress("extract", len(results), len(batches), message=f"{from_checkpoint} batches from checkpoints"))
+    t_extract = time.perf_counter()
+    for batch, result in _run_batches(extractor, todo):
+        if isinstance(result, Exception):
+            failures.append({"batch": batch.index, "session_id": batch.session_id,
+                             "utterances": [batch.utterances[0].id, batch.utterances[-1].id],
+                             "error": f"{type(result).__name__}: {result}"[:500]})
+        else:
+            checkpoints.save(batch, result)
+            results[batch.index] = result
+            counts.update({m: len(getattr(result, m)) for m in MODULES})
+        notify(BuildProgress("extract", len(results) + len(failures), len(batches), failed=len(failures),
+                             counts=dict(counts), message=f"batch {batch.index + 1} of {len(batches)} ({batch.session_id})"))
+        if cancel is not None and cancel.is_set():
+            raise BuildCancelled(f"build cancelled after {len(results)} of {len(batches)} batches; "
+                                 "run it again to resume from the checkpoints")
+    extract_s = time.perf_counter() - t_extract
+
+    ordered = [results[i] for i in sorted(results)]
+    for r in ordered:
+        stats.update(r.stats)
+    prior = existing.anchors if existing else AnchorSet()
+    anchors = AnchorSet(
+        conversation_id=conversation.id,
+        entities=consolidate_entities((r.entities for r in ordered), conversation.speakers, prior.entities)
+        if "entities" in modules else [],
+        events=consolidate_events((r.events for r in ordered), prior.events) if "events" in modules else [],
+        topics=consolidate_topics((r.topics for r in ordered), prior.topics) if "topics" in modules else [],
+    )
+    notify(BuildProgress("finalize", 0, 1, failed=len(failures), message="whole-conversation pass (topic arcs, links)"))
+    t_final = time.perf_counter()
+    done_sessions = sorted({b.session_id for b in batches if b.index in results}
+                           - {f["session_id"] for f in failures})
+    anchors = extractor.finalize(conversation, anchors, done_sessions)
+    for m in MODULES:
+        if m not in modules:
+            setattr(anchors, m, [])
+    dropped = drop_unknown_sources(anchors, conversation)
+    set_seen_times(anchors.entities, conversation)
+    finalize_s = time.perf_counter() - t_final
+
+    notify(BuildProgress("embed", 0, 1, failed=len(failures), message="embedding anchors"))
+    t_embed = time.perf_counter()
+    embeddings = embed_anchors(anchors, shared_embedder)
+    embed_s = time.perf_counter() - t_embed
+
+    verification: dict[str, Any] = {}
+    t_verify = time.perf_counter()
+    if verify:
+        notify(BuildProgress("verify", 0, 1, failed=len(failures), message="checking fields against their sources"))
+        verification = verify_anchors(anchors, conversation, shared_embedder, drop_unsupported=drop_unsupported)
+        if drop_unsupported:
+            embeddings = embed_anchors(anchors, shared_embedder)
+    verify_s = time.perf_counter() - t_verify
+
+    desc = extractor.describe()
+    failed_sessions = {f["session_id"] for f in failures}
+    anchors.built_with = BuildInfo(
+        backend=extractor.name, llm_model=desc.get("model"), embedding_model=base_embedder.name,
+        embedding_dim=base_embedder.dim, prompt_versions=desc.get("prompt_versions", {}), batch_size=batch_size,
+        modules=list(modules), fused=bool(desc.get("fused", False)), engine_version=__version__,
+        duration_s=round(time.perf_counter() - started, 3),
+        sessions=[s.id for s in conversation.sessions if (s.id in covered or s.id in done_sessions)
+                  and s.id not in failed_sessions],
+    )
+    report = {
+        "conversation_id": conversation.id,
+        "source": conversation.source,
+        "backend": extractor.name,
+        "extractor": desc,
+        "utterances": conversation.n_utterances(),
+        "sessions": len(conversation.sessions),
+        "incremental": bool(existing),
+        "new_sessions": new_sessions,
+        "batches": {"total": len(batches), "from_checkpoint": from_checkpoint,
+                    "extracted": len(results) - from_checkpoint, "failed": failures},
+        "counts": anchors.counts(),
+        "stats": dict(stats),
+        "source_ids": {"dropped_nonexistent": dropped},
+        "verification": verification,
+        "timings_s": {"extract": round(extract_s, 3), "finalize": round(finalize_s, 3), "embed": round(embed_s, 3),
+                      "verify": round(verify_s, 3), "total": round(time.perf_counter() - started, 3)},
+        "loader_warnings": conversation.warnings[:50],
+    }
+    usage = getattr(getattr(extractor, "client", None), "usage_report", None)
+    if callable(usage):
+        report["llm"] = usage()
+    notify(BuildProgress("save", 0, 1, failed=len(failures), message="writing the store"))
+    store = AnchorStore(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report)
+    store.save(out)
+    notify(BuildProgress("done", 1, 1, failed=len(failures), counts=anchors.counts(),
+                         message=f"built in {report['timings_s']['total']:.1f} s"))
+    return store
+
+
+def estimate_build(conversation: Conversation, backend: str = "classic", batch_size: int = DEFAULT_BATCH_SIZE,
+                   fused: bool = True, model: str | None = None, modules: Iterable[str] = MODULES,
+                   concurrency: int = 4) -> dict[str, Any]:
+    """Calls, prompt tokens and seconds a build will take, before it starts (for the app and the CLI)."""
+    batches = make_batches(conversation, batch_size)
+    n_utts = conversation.n_utterances()
+    if backend == "classic":
+        return {"backend": "classic", "batches": len(batches), "calls": 0, "prompt_tokens": 0,
+                "est_seconds": round(4.0 + n_utts / 120, 1)}
+    try:
+        from .llm.tokens import count_tokens
+    except ImportError:  # pragma: no cover - tokens ships with the llm package
+        def count_tokens(text: str) -> int:
+            return len(text.split())
+    transcript = sum(count_tokens(f"{u.speaker}: {u.display_text()}") for u in conversation.utterances())
+    calls_per_batch = 1 if fused else len(tuple(modules))
+    calls = len(batches) * calls_per_batch
+    # Each call carries the batch (plus its ids and delimiters, ~1.3x) and a fixed instruction block.
+    prompt_tokens = int(transcript * 1.3 * calls_per_batch + 450 * calls)
+    completion_tokens = int(transcript * 0.5 * calls_per_batch)
+    return {"backend": "llm", "model": model, "batches": len(batches), "calls": calls,
+            "transcript_tokens": transcript, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "est_seconds": round(calls * 8.0 / max(1, concurrency), 1)}

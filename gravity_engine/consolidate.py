@@ -1,0 +1,322 @@
+"""Consolidation: batch-local anchors become one knowledge base per conversation.
+
+An entity seen in many batches becomes one profile; aliases (case and punctuation variants, a
+first name next to a full name, names the extractor listed as aliases) are merged, and each merge
+is recorded with a snapshot so it can be shown and undone (``unmerge``). Events get stable global
+ids; topics with the same label or mostly the same keywords join into one arc.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from .anchors import AnchorSet, Attribute, Entity, Event, Merge, Relation, Topic
+from .conversation import Conversation
+
+_NON_WORD = re.compile(r"[^\w\s]")
+_SPACES = re.compile(r"\s+")
+_LEADING_ARTICLE = re.compile(r"^(the|a|an|my|our)\s+")
+
+
+def name_key(name: str) -> str:
+    """Normalized form under which two names count as the same entity."""
+    text = unicodedata.normalize("NFKC", name).casefold().replace("'s", "")
+    text = _NON_WORD.sub(" ", text)
+    text = _SPACES.sub(" ", text).strip()
+    return _LEADING_ARTICLE.sub("", text)
+
+
+def slug(name: str, taken: set[str], prefix: str) -> str:
+    base = re.sub(r"[^a-z0-9]+", "-", name_key(name)).strip("-")[:40] or "x"
+    candidate = f"{prefix}-{base}"
+    n = 2
+    while candidate in taken:
+        candidate = f"{prefix}-{base}-{n}"
+        n += 1
+    taken.add(candidate)
+    return candidate
+
+
+def _extend_unique(items: list, new: Iterable) -> None:
+    for x in new:
+        if x not in items:
+            items.append(x)
+
+
+def _merge_attributes(into: list[Attribute], new: Iterable[Attribute]) -> None:
+    index = {(name_key(a.key), name_key(a.value)): a for a in into}
+    for a in new:
+        k = (name_key(a.key), name_key(a.value))
+        if k in index:
+            _extend_unique(index[k].source_ids, a.source_ids)
+        else:
+            copy = a.model_copy(deep=True)
+            into.append(copy)
+            index[k] = copy
+
+
+def _merge_relations(into: list[Relation], new: Iterable[Relation]) -> None:
+    index = {(name_key(r.predicate), name_key(r.target)): r for r in into}
+    for r in new:
+        k = (name_key(r.predicate), name_key(r.target))
+        if k in index:
+            _extend_unique(index[k].source_ids, r.source_ids)
+        else:
+            copy = r.model_copy(deep=True)
+            into.append(copy)
+            index[k] = copy
+
+
+def _absorb(target: Entity, other: Entity) -> None:
+    """Fold ``other``'s content into ``target`` (no merge record: same name)."""
+    _extend_unique(target.aliases, [a for a in other.aliases if name_key(a) != name_key(target.name)])
+    if other.name != target.name and name_key(other.name) != name_key(target.name):
+        _extend_unique(target.aliases, [other.name])
+    if not target.description and other.description:
+        target.description = other.description
+    if target.type in ("", "other") and other.type not in ("", "other"):
+        target.type = other.type
+    _merge_attributes(target.attributes, other.attributes)
+    _merge_relations(target.relations, other.relations)
+    _extend_unique(target.source_ids, other.source_ids)
+    target.mentions += other.mentions or len(other.source_ids)
+
+
+class _EntityIndex:
+    def __init__(self) -> None:
+        self.entities: list[Entity] = []
+        self.by_key: dict[str, Entity] = {}
+
+    def find(self, entity: Entity) -> Entity | None:
+        for name in [entity.name, *entity.aliases]:
+            hit = self.by_key.get(name_key(name))
+            if hit is not None:
+                return hit
+        return None
+
+    def register(self, entity: Entity) -> None:
+        for name in [entity.name, *entity.aliases]:
+            self.by_key.setdefault(name_key(name), entity)
+
+
+def _first_name_merges(entities: list[Entity], speakers: list[str]) -> list[Entity]:
+    """Merge a one-word person name into the unique multi-word person whose first name it is
+    ("Priya" -> "Priya Raman"), and a speaker's nickname prefix ("Mel" -> "Melanie")."""
+    persons = [e for e in entities if e.type == "person"]
+    speaker_keys = {name_key(s) for s in speakers}
+    full_by_first: dict[str, list[Entity]] = {}
+    for e in persons:
+        words = name_key(e.name).split()
+        if len(words) > 1:
+            full_by_first.setdefault(words[0], []).append(e)
+    removed: set[int] = set()
+    for e in persons:
+        key = name_key(e.name)
+        if " " in key or id(e) in removed:
+            continue
+        target, reason = None, ""
+        candidates = full_by_first.get(key, [])
+        if len(candidates) == 1:
+            target, reason = candidates[0], "first name of a full name"
+        elif len(key) >= 3 and key not in speaker_keys:
+            prefixed = [p for p in persons if p is not e and name_key(p.name) in speaker_keys
+                        and name_key(p.name).startswith(key)]
+            if len(prefixed) == 1:
+                target, reason = prefixed[0], "nickname of a speaker"
+        if target is None:
+            continue
+        record_merge(target, e, reason)
+        removed.add(id(e))
+    return [e for e in entities if id(e) not in removed]
+
+
+def record_merge(target: Entity, alias: Entity, reason: str) -> None:
+    snapshot = alias.model_dump(mode="json")
+    _absorb(target, alias)
+    target.merges.append(Merge(alias=alias.name, alias_id=alias.id, reason=reason,
+                               source_ids=list(alias.source_ids), snapshot=snapshot))
+
+
+def unmerge(anchors: AnchorSet, entity_id: str, alias: str) -> AnchorSet:
+    """Undo one recorded merge: the alias gets its own profile back, the target loses what it brought."""
+    result = anchors.model_copy(deep=True)
+    target = next((e for e in result.entities if e.id == entity_id), None)
+    if target is None:
+        raise KeyError(f"no entity {entity_id!r}")
+    merge = next((m for m in target.merges if m.alias == alias), None)
+    if merge is None:
+        raise KeyError(f"entity {entity_id!r} has no merge of {alias!r}")
+    restored = Entity.model_validate(merge.snapshot)
+    taken = {e.id for e in result.entities}
+    if restored.id in taken:
+        restored.id = slug(restored.name, taken, "ent")
+    own_sources = set(target.source_ids) - set(restored.source_ids)
+    target.merges = [m for m in target.merges if m is not merge]
+    target.aliases = [a for a in target.aliases if name_key(a) != name_key(alias)]
+    target.attributes = [a for a in target.attributes if not _only_from(a.source_ids, restored, own_sources)]
+    target.relations = [r for r in target.relations if not _only_from(r.source_ids, restored, own_sources)]
+    for a in target.attributes + target.relations:
+        a.source_ids = [s for s in a.source_ids if s in own_sources or s not in restored.source_ids]
+    target.source_ids = [s for s in target.source_ids if s in own_sources or s not in restored.source_ids]
+    target.mentions = max(0, target.mentions - restored.mentions)
+    result.entities.append(restored)
+    return result
+
+
+def _only_from(source_ids: list[str], restored: Entity, own: set[str]) -> bool:
+    return bool(source_ids) and all(s in restored.source_ids and s not in own for s in source_ids)
+
+
+def consolidate_entities(groups: Iterable[list[Entity]], speakers: list[str],
+                         existing: list[Entity] | None = None) -> list[Entity]:
+    """One profile per entity across all batches; ids are stable slugs of the canonical name."""
+    index = _EntityIndex()
+    for e in existing or []:
+        copy = e.model_copy(deep=True)
+        index.entities.append(copy)
+        index.register(copy)
+    for group in groups:
+        for e in group:
+            hit = index.find(e)
+            if hit is None:
+                copy = e.model_copy(deep=True)
+                copy.id = ""
+                copy.mentions = copy.mentions or len(copy.source_ids)
+                index.entities.append(copy)
+                index.register(copy)
+            else:
+                _absorb(hit, e)
+                index.register(hit)
+    entities = _first_name_merges(index.entities, speakers)
+    taken = {e.id for e in entities if e.id}
+    for e in entities:
+        if not e.id:
+            e.id = slug(e.name, taken, "ent")
+    _link_relation_targets(entities)
+    return entities
+
+
+def _link_relation_targets(entities: list[Entity]) -> None:
+    by_key: dict[str, str] = {}
+    for e in entities:
+        for name in [e.name, *e.aliases]:
+            by_key.setdefault(name_key(name), e.id)
+    for e in entities:
+        for r in e.relations:
+            r.target_id = by_key.get(name_key(r.target))
+
+
+def _event_key(event: Event) -> tuple[str, str]:
+    return event.session_id, name_key(event.what)
+
+
+def consolidate_events(groups: Iterable[list[Event]], existing: list[Event] | None = None) -> list[Event]:
+    """Global ids ``evt-0001``...; the same event said twice in one session becomes one record.
+    Local ``follows``/``causes`` ids are rewritten to the global ids."""
+    events = [e.model_copy(deep=True) for e in existing or []]
+    seen = {_event_key(e): e for e in events}
+    next_n = 1 + max((int(e.id.split("-")[-1]) for e in events if e.id.split("-")[-1].isdigit()), default=0)
+    for group in groups:
+        local_to_global: dict[str, str] = {}
+        fresh: list[Event] = []
+        for e in group:
+            key = _event_key(e)
+            if key in seen:
+                _extend_unique(seen[key].source_ids, e.source_ids)
+                local_to_global[e.id] = seen[key].id
+                continue
+            copy = e.model_copy(deep=True)
+            copy.id = f"evt-{next_n:04d}"
+            next_n += 1
+            local_to_global[e.id] = copy.id
+            seen[key] = copy
+            events.append(copy)
+            fresh.append(copy)
+        for e in fresh:
+            e.follows = [local_to_global[x] for x in e.follows if x in local_to_global]
+            e.causes = [local_to_global[x] for x in e.causes if x in local_to_global]
+    return events
+
+
+def _keyword_overlap(a: Topic, b: Topic) -> float:
+    ka, kb = {name_key(k) for k in a.keywords}, {name_key(k) for k in b.keywords}
+    return len(ka & kb) / len(ka | kb) if ka and kb else 0.0
+
+
+def consolidate_topics(groups: Iterable[list[Topic]], existing: list[Topic] | None = None,
+                       min_overlap: float = 0.5) -> list[Topic]:
+    """Batch topics with the same label, or mostly the same keywords, join into one arc."""
+    topics = [t.model_copy(deep=True) for t in existing or []]
+    for group in groups:
+        for t in group:
+            hit = next((x for x in topics if name_key(x.label) == name_key(t.label)
+                        or _keyword_overlap(x, t) >= min_overlap), None)
+            if hit is None:
+                copy = t.model_copy(deep=True)
+                copy.id = ""
+                topics.append(copy)
+                continue
+            _extend_unique(hit.keywords, t.keywords)
+            _extend_unique(hit.participants, t.participants)
+            _extend_unique(hit.source_ids, t.source_ids)
+            hit.key_facts += [f for f in t.key_facts if name_key(f.text) not in {name_key(x.text) for x in hit.key_facts}]
+            for s in t.sessions:
+                same = next((x for x in hit.sessions if x.session_id == s.session_id), None)
+                if same is None:
+                    hit.sessions.append(s.model_copy(deep=True))
+                else:
+                    same.mentions += s.mentions
+                    _extend_unique(same.source_ids, s.source_ids)
+                    if s.state and s.state not in same.state:
+                        same.state = f"{same.state} {s.state}".strip()
+            if not hit.summary:
+                hit.summary = t.summary
+    taken = {t.id for t in topics if t.id}
+    for t in topics:
+        t.sessions.sort(key=lambda s: (s.date or "", s.session_id))
+        if not t.id:
+            t.id = slug(t.label, taken, "top")
+    return topics
+
+
+def drop_unknown_sources(anchors: AnchorSet, conversation: Conversation) -> int:
+    """Remove cited utterance ids that do not exist in the conversation; return how many were removed."""
+    known = set(conversation.utterance_index())
+    removed = 0
+
+    def keep(ids: list[str]) -> list[str]:
+        nonlocal removed
+        kept = [i for i in ids if i in known]
+        removed += len(ids) - len(kept)
+        return kept
+
+    for e in anchors.entities:
+        e.source_ids = keep(e.source_ids)
+        for a in e.attributes:
+            a.source_ids = keep(a.source_ids)
+        for r in e.relations:
+            r.source_ids = keep(r.source_ids)
+    for v in anchors.events:
+        v.source_ids = keep(v.source_ids)
+    for t in anchors.topics:
+        t.source_ids = keep(t.source_ids)
+        for f in t.key_facts:
+            f.source_ids = keep(f.source_ids)
+        for s in t.sessions:
+            s.source_ids = keep(s.source_ids)
+    return removed
+
+
+def set_seen_times(entities: list[Entity], conversation: Conversation) -> None:
+    """first_seen/last_seen from the times of the utterances each entity cites."""
+    utts = conversation.utterance_index()
+    order = {u.id: i for i, u in enumerate(conversation.utterances())}
+    for e in entities:
+        cited = sorted((order[s], utts[s]) for s in e.source_ids if s in utts)
+        if cited:
+            first, last = cited[0][1], cited[-1][1]
+            e.first_seen = first.timestamp or first.session_id
+            e.last_seen = last.timestamp or last.session_id
+
