@@ -1,0 +1,248 @@
+"""Build orchestration, consolidation, verification and the store, independent of any backend.
+
+``WordExtractor`` below is a tiny rule extractor written for these tests: it makes the build's own
+logic (checkpoints, failures, resume, incremental update, merges) observable batch by batch.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from gravity_engine.anchors import AnchorSet, Attribute, Entity, Event, KeyFact, Relation, Topic, TopicSession
+from gravity_engine.build import BuildCancelled, build_store, estimate_build
+from gravity_engine.consolidate import consolidate_entities, consolidate_events, consolidate_topics, unmerge
+from gravity_engine.conversation import Conversation, Session, Utterance
+from gravity_engine.errors import StoreError
+from gravity_engine.extract.base import Batch, BatchAnchors, make_batches
+from gravity_engine.store import AnchorStore
+from gravity_engine.verify import verify_anchors
+
+
+def make_conversation(n_sessions: int = 3, per_session: int = 5) -> Conversation:
+    sessions = []
+    for s in range(1, n_sessions + 1):
+        utts = [
+            Utterance(id=f"D{s}:{i}", speaker="Ann" if i % 2 else "Bob",
+                      text=f"In session {s} I talked about Paris and turn {i}. Bob likes chess.",
+                      session_id=f"session_{s}", timestamp=f"2024-0{s}-10T10:00")
+            for i in range(1, per_session + 1)
+        ]
+        sessions.append(Session(id=f"session_{s}", index=s, timestamp=f"2024-0{s}-10T10:00", utterances=utts))
+    return Conversation(id="t1", sessions=sessions, speakers=["Ann", "Bob"])
+
+
+class WordExtractor:
+    name = "word"
+
+    def __init__(self, fail_sessions: set[str] = frozenset()):
+        self.fail_sessions = set(fail_sessions)
+        self.seen: list[str] = []
+
+    def extract_batch(self, batch: Batch) -> BatchAnchors:
+        self.seen.append(batch.session_id)
+        if batch.session_id in self.fail_sessions:
+            raise RuntimeError(f"endpoint down for {batch.session_id}")
+        ids = [u.id for u in batch.utterances]
+        return BatchAnchors(
+            entities=[Entity(id="l1", name="Bob", type="person", source_ids=ids,
+                             attributes=[Attribute(key="likes", value="chess", source_ids=ids[:1])]),
+                      Entity(id="l2", name="Paris", type="place", source_ids=ids[:1])],
+            events=[Event(id="l1", what=f"Ann talked about Paris in {batch.session_id}", participants=["Ann"],
+                          session_id=batch.session_id, session_date=batch.session_time, source_ids=ids[:1])],
+            topics=[Topic(id="l1", label="Paris", keywords=["paris", "travel"], source_ids=ids,
+                          sessions=[TopicSession(session_id=batch.session_id, state="Paris talk", source_ids=ids)])],
+            stats={"calls": 1},
+        )
+
+    def finalize(self, conversation, anchors, new_session_ids):
+        return anchors
+
+    def describe(self):
+        return {"backend": "word", "model": None}
+
+
+def test_make_batches_respects_sessions_and_size():
+    conv = make_conversation(2, 5)
+    batches = make_batches(conv, batch_size=2)
+    assert [len(b.utterances) for b in batches] == [2, 2, 1, 2, 2, 1]
+    assert {b.session_id for b in batches[:3]} == {"session_1"}
+    assert batches[0].key() != batches[1].key()
+    with pytest.raises(ValueError):
+        make_batches(conv, batch_size=0)
+
+
+def test_build_writes_store_and_round_trips(tmp_path, fake_embedder):
+    conv = make_conversation()
+    store = build_store(conv, tmp_path / "s", extractor=WordExtractor(), embedder=fake_embedder)
+    assert store.anchors.counts() == {"entities": 2, "events": 3, "topics": 1}
+    bob = next(e for e in store.anchors.entities if e.name == "Bob")
+    assert bob.mentions == 15 and bob.attributes[0].source_ids == ["D1:1", "D2:1", "D3:1"]
+    assert [s.session_id for s in store.anchors.topics[0].sessions] == ["session_1", "session_2", "session_3"]
+    loaded = AnchorStore.load(tmp_path / "s")
+    assert loaded.anchors == store.anchors
+    assert loaded.matrix("events").shape == (3, fake_embedder.dim)
+    np.testing.assert_allclose(np.linalg.norm(loaded.matrix("entities"), axis=1), 1.0, rtol=1e-5)
+    raw = json.loads((tmp_path / "s" / "anchors.json").read_text())
+    assert {"entities", "events", "topics", "schema_version", "built_with"} <= raw.keys()
+    assert all("id" in x and "source_ids" in x for m in ("entities", "events", "topics") for x in raw[m])
+    assert loaded.conversation.n_utterances() == 15
+    assert loaded.report["batches"]["total"] == 3
+
+
+def test_failed_batches_are_reported_and_a_rerun_retries_only_them(tmp_path, fake_embedder):
+    conv = make_conversation()
+    first = WordExtractor(fail_sessions={"session_2"})
+    store = build_store(conv, tmp_path / "s", extractor=first, embedder=fake_embedder)
+    failed = store.report["batches"]["failed"]
+    assert [f["session_id"] for f in failed] == ["session_2"] and "endpoint down" in failed[0]["error"]
+    assert "session_2" not in store.anchors.built_with.sessions
+    second = WordExtractor()
+    store = build_store(conv, tmp_path / "s", extractor=second, embedder=fake_embedder)
+    assert second.seen == ["session_2"]
+    assert store.report["batches"]["from_checkpoint"] == 2 and not store.report["batches"]["failed"]
+    assert store.anchors.counts()["events"] == 3
+
+
+def test_cancel_keeps_finished_batches(tmp_path, fake_embedder):
+    conv = make_conversation()
+    cancel = threading.Event()
+    stages = []
+
+    def progress(p):
+        stages.append((p.stage, p.done, p.total))
+        if p.stage == "extract" and p.done == 1:
+            cancel.set()
+
+    with pytest.raises(BuildCancelled):
+        build_store(conv, tmp_path / "s", extractor=WordExtractor(), embedder=fake_embedder, progress=progress,
+                    cancel=cancel)
+    assert not (tmp_path / "s" / "anchors.json").exists()
+    resumed = WordExtractor()
+    build_store(conv, tmp_path / "s", extractor=resumed, embedder=fake_embedder)
+    assert resumed.seen == ["session_2", "session_3"]
+    assert ("extract", 0, 3) in stages
+
+
+def test_incremental_update_extracts_only_new_sessions(tmp_path, fake_embedder):
+    full = make_conversation(3)
+    short = full.model_copy(update={"sessions": full.sessions[:2]})
+    build_store(short, tmp_path / "s", extractor=WordExtractor(), embedder=fake_embedder)
+    later = WordExtractor()
+    store = build_store(full, tmp_path / "s", extractor=later, embedder=fake_embedder, update=True)
+    assert later.seen == ["session_3"]
+    assert store.anchors.built_with.sessions == ["session_1", "session_2", "session_3"]
+    assert store.anchors.counts()["events"] == 3
+    assert [e.id for e in store.anchors.events] == ["evt-0001", "evt-0002", "evt-0003"]
+    assert store.report["incremental"] is True
+
+
+def test_update_refuses_a_different_conversation(tmp_path, fake_embedder):
+    build_store(make_conversation(), tmp_path / "s", extractor=WordExtractor(), embedder=fake_embedder)
+    other = make_conversation().model_copy(update={"id": "other"})
+    with pytest.raises(StoreError, match="holds conversation 't1'"):
+        build_store(other, tmp_path / "s", extractor=WordExtractor(), embedder=fake_embedder, update=True)
+    with pytest.raises(StoreError, match="nothing to update"):
+        build_store(other, tmp_path / "empty", extractor=WordExtractor(), embedder=fake_embedder, update=True)
+
+
+def test_entities_merge_first_names_and_merges_can_be_undone():
+    groups = [[Entity(id="a", name="Priya Raman", type="person", source_ids=["1"],
+                      attributes=[Attribute(key="works at", value="Northwind", source_ids=["1"])])],
+              [Entity(id="b", name="priya", type="person", source_ids=["2"],
+                      attributes=[Attribute(key="likes", value="pottery", source_ids=["2"])]),
+               Entity(id="c", name="Mel", type="person", source_ids=["3"]),
+               Entity(id="d", name="Melanie", type="person", source_ids=["4"],
+                      relations=[Relation(predicate="friend of", target="Priya", source_ids=["4"])])]]
+    entities = consolidate_entities(groups, speakers=["Melanie", "Priya Raman"])
+    names = sorted(e.name for e in entities)
+    assert names == ["Melanie", "Priya Raman"]
+    priya = next(e for e in entities if e.name == "Priya Raman")
+    assert priya.merges[0].alias == "priya" and priya.merges[0].reason == "first name of a full name"
+    assert {a.value for a in priya.attributes} == {"Northwind", "pottery"}
+    mel = next(e for e in entities if e.name == "Melanie")
+    assert mel.merges[0].reason == "nickname of a speaker"
+    assert mel.relations[0].target_id == priya.id
+    anchors = AnchorSet(entities=entities)
+    undone = unmerge(anchors, priya.id, "priya")
+    back = next(e for e in undone.entities if e.name == "priya")
+    restored_priya = next(e for e in undone.entities if e.name == "Priya Raman")
+    assert [a.value for a in back.attributes] == ["pottery"]
+    assert [a.value for a in restored_priya.attributes] == ["Northwind"] and not restored_priya.merges
+    assert restored_priya.source_ids == ["1"]
+    with pytest.raises(KeyError):
+        unmerge(anchors, priya.id, "nobody")
+
+
+def test_events_dedupe_within_a_session_and_links_become_global():
+    g1 = [Event(id="x1", what="Ann ran a marathon", session_id="s1", source_ids=["1"]),
+          Event(id="x2", what="Ann rested", session_id="s1", follows=["x1"], source_ids=["2"])]
+    g2 = [Event(id="y1", what="Ann ran a marathon!", session_id="s1", source_ids=["3"])]
+    events = consolidate_events([g1, g2])
+    assert [e.id for e in events] == ["evt-0001", "evt-0002"]
+    assert events[0].source_ids == ["1", "3"] and events[1].follows == ["evt-0001"]
+
+
+def test_topics_join_by_label_or_keywords_into_time_ordered_arcs():
+    t1 = Topic(id="a", label="MedLLM hallucinations", keywords=["medllm", "hallucination", "dosage"],
+               sessions=[TopicSession(session_id="s2", date="2024-03-20", state="fixing", source_ids=["4"])],
+               key_facts=[KeyFact(text="a dosage was invented", source_ids=["4"])])
+    t2 = Topic(id="b", label="Grounding", keywords=["medllm", "hallucination", "dosage", "kg"],
+               sessions=[TopicSession(session_id="s1", date="2024-03-12", state="noticed", source_ids=["1"])])
+    t3 = Topic(id="c", label="Pottery", keywords=["clay"])
+    topics = consolidate_topics([[t1], [t2, t3]])
+    assert len(topics) == 2
+    arc = topics[0]
+    assert [s.session_id for s in arc.sessions] == ["s1", "s2"] and "kg" in arc.keywords
+    assert topics[1].id == "top-pottery"
+
+
+def test_verify_flags_unsupported_fields(fake_embedder):
+    conv = Conversation(id="v", speakers=["Ann"], sessions=[Session(id="s1", index=1, timestamp="2023-05-08T13:56", utterances=[
+        Utterance(id="u1", speaker="Ann", text="I adopted a dog named Rex yesterday.", session_id="s1", timestamp="2023-05-08T13:56"),
+        Utterance(id="u2", speaker="Ann", text="I love hiking.", session_id="s1")])])
+    anchors = AnchorSet(entities=[Entity(id="e1", name="Ann", type="person", source_ids=["u1", "u2"], attributes=[
+        Attribute(key="likes", value="hiking", source_ids=["u2"]),
+        Attribute(key="likes", value="opera singing", source_ids=["u2"]),
+        Attribute(key="pet", value="Rex", source_ids=["nope"])])],
+        events=[Event(id="v1", what="Ann adopted a dog named Rex", when_text="yesterday", date_start="2023-05-07",
+                      session_date="2023-05-08T13:56", source_ids=["u1"]),
+                Event(id="v2", what="Ann adopted a dog", when_text="last year", date_start="2022-01-01",
+                      session_date="2023-05-08T13:56", source_ids=["u1"])])
+    summary = verify_anchors(anchors, conv, fake_embedder)
+    checks = {c.field: c for c in anchors.entities[0].checks}
+    assert checks["name"].supported and checks["attributes[0]"].supported
+    assert not checks["attributes[2]"].supported and checks["attributes[2]"].method == "missing-source"
+    assert not checks["attributes[1]"].supported
+    assert {c.field: c.supported for c in anchors.events[0].checks} == {"what": True, "date": True}
+    assert {c.field: c.supported for c in anchors.events[1].checks} == {"what": True, "date": False}
+    assert summary["fields"] == 8 and summary["supported"] == 5
+    verify_anchors(anchors, conv, fake_embedder, drop_unsupported=True)
+    assert [a.value for a in anchors.entities[0].attributes] == ["hiking"]
+    assert anchors.events[1].date_start is None
+
+
+def test_store_load_errors_are_clear(tmp_path):
+    with pytest.raises(StoreError, match="no anchors.json"):
+        AnchorStore.load(tmp_path)
+    (tmp_path / "anchors.json").write_text("{broken")
+    with pytest.raises(StoreError, match="not valid JSON"):
+        AnchorStore.load(tmp_path)
+    (tmp_path / "anchors.json").write_text(json.dumps({"schema_version": 99}))
+    with pytest.raises(StoreError, match="schema_version 99"):
+        AnchorStore.load(tmp_path)
+    (tmp_path / "anchors.json").write_text(json.dumps({"schema_version": 1, "entities": [{"id": 3}]}))
+    with pytest.raises(StoreError, match="entities/0"):
+        AnchorStore.load(tmp_path)
+
+
+def test_estimate_build_counts_calls_per_batch():
+    conv = make_conversation(3, 5)
+    assert estimate_build(conv, "classic")["calls"] == 0
+    fused = estimate_build(conv, "llm", batch_size=2, fused=True)
+    separate = estimate_build(conv, "llm", batch_size=2, fused=False)
+    assert fused["calls"] == 9 and separate["calls"] == 27
+    assert separate["prompt_tokens"] > fused["prompt_tokens"] > fused["transcript_tokens"]
