@@ -6,9 +6,12 @@ time (the session's), so every event can carry an absolute date next to the word
 
 from __future__ import annotations
 
+import calendar
 import re
 import warnings
-from datetime import date, datetime
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta
 
 _DATEPARSER_SETTINGS = {"PREFER_DAY_OF_MONTH": "first", "RETURN_AS_TIMEZONE_AWARE": False}
 # LongMemEval writes "2023/04/10 (Mon) 17:50"; the weekday in brackets confuses dateparser.
@@ -67,3 +70,447 @@ def iso(value: datetime | date | None) -> str | None:
     if value is None:
         return None
     return value.isoformat(timespec="minutes") if isinstance(value, datetime) else value.isoformat()
+
+
+# --------------------------------------------------------------------------------------------------
+# Temporal expressions in text.
+#
+# Span detection is our own: a small grammar of the forms people use in conversation, compiled once.
+# Each rule resolves its own matches with date arithmetic, so the common forms never reach
+# dateparser (slow, and its ``search_dates`` reads "We" as Wednesday and the verb "may" as May).
+# dateparser is the fallback of ``resolve_time_expression`` for absolute forms the grammar lacks.
+# --------------------------------------------------------------------------------------------------
+
+GRANULARITIES = ("day", "week", "month", "season", "year", "range")
+
+
+@dataclass(frozen=True)
+class TimeSpan:
+    """A temporal expression as written, resolved to the days it covers."""
+
+    text: str  # the expression as written
+    start: date  # first day covered
+    end: date  # last day covered (== start for a single day)
+    granularity: str  # "day" | "week" | "month" | "season" | "year" | "range"
+    char_start: int = -1
+    char_end: int = -1
+
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+_MONTHS["sept"] = 9
+_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
+    "thirty": 30,
+}
+# Vague counts become ranges: (fewest, most) units back.
+_VAGUE_COUNTS = {"couple": (2, 3), "few": (2, 5), "several": (3, 7)}
+_SEASON_MONTHS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}  # northern, meteorological
+
+# Month names count only when capitalised ("may" the verb, "march" the verb, "august" the adjective);
+# abbreviations only next to a day or year (elsewhere "Jan" is a name and "Mar" a word).
+_MONTH_FULL = r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December)"
+_MONTH_ANY = r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December" \
+             r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
+_NUM = r"\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty" \
+       r"|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|few|several"
+_UNIT = r"day|week|month|year"
+_SEASON = r"spring|summer|fall|autumn|winter"
+_WEEKDAY = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_ORD = r"(?:st|nd|rd|th)?"
+# Words that make an unanchored "on Saturday" or "in March" point forward instead of back.
+_FUTURE_CUE = re.compile(
+    r"\b(?:will|won't|gonna|going\s+to|plan(?:ning)?\s+(?:to|on)|can't\s+wait|looking\s+forward|hope\s+to|"
+    r"intend|scheduled|upcoming|next)\b|\w'll\b", re.I)
+
+
+def _as_date(reference: datetime | date | None) -> date | None:
+    if reference is None:
+        return None
+    return reference.date() if isinstance(reference, datetime) else reference
+
+
+def _add_months(year: int, month: int, delta: int) -> tuple[int, int]:
+    index = year * 12 + (month - 1) + delta
+    return index // 12, index % 12 + 1
+
+
+def _month_span(year: int, month: int) -> tuple[date, date]:
+    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _week_span(day: date) -> tuple[date, date]:
+    monday = day - timedelta(days=day.weekday())
+    return monday, monday + timedelta(days=6)
+
+
+def _season_span(year: int, season: str) -> tuple[date, date]:
+    first = _SEASON_MONTHS[season]
+    start = date(year, first, 1)
+    end_year, end_month = _add_months(year, first, 2)
+    return start, _month_span(end_year, end_month)[1]
+
+
+def _shift(day: date, unit: str, amount: int) -> date:
+    """``day`` moved by ``amount`` units (negative = back); months clamp to the month's last day."""
+    if unit == "day":
+        return day + timedelta(days=amount)
+    if unit == "week":
+        return day + timedelta(weeks=amount)
+    months = amount * (12 if unit == "year" else 1)
+    y, m = _add_months(day.year, day.month, months)
+    return date(y, m, min(day.day, calendar.monthrange(y, m)[1]))
+
+
+def _unit_span(day: date, unit: str) -> tuple[date, date, str]:
+    if unit == "day":
+        return day, day, "day"
+    if unit == "week":
+        return (*_week_span(day), "week")
+    if unit == "month":
+        return (*_month_span(day.year, day.month), "month")
+    return date(day.year, 1, 1), date(day.year, 12, 31), "year"
+
+
+def _count(word: str) -> int | tuple[int, int] | None:
+    word = re.sub(r"\s+", " ", word.lower()).removesuffix(" of").removeprefix("a ").strip()
+    if word.isdigit():
+        return int(word)
+    if word in _VAGUE_COUNTS:
+        return _VAGUE_COUNTS[word]
+    return _NUMBERS.get(word)
+
+
+def _safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _year_of_month(month: int, ref: date, future: bool, direction: str = "") -> int:
+    """The year of an unanchored month name: the latest one not after ``ref`` (the next one if future)."""
+    if direction == "last":
+        return ref.year if month < ref.month else ref.year - 1
+    if direction == "next":
+        return ref.year if month > ref.month else ref.year + 1
+    if direction == "this":
+        return ref.year
+    if future:
+        return ref.year if month >= ref.month else ref.year + 1
+    return ref.year if month <= ref.month else ref.year - 1
+
+
+def _latest_season(season: str, ref: date, *, ended: bool) -> tuple[date, date]:
+    """The latest ``season`` that has ended before ``ref`` (or, if not ``ended``, started by ``ref``)."""
+    for year in range(ref.year, ref.year - 3, -1):
+        start, end = _season_span(year, season)
+        if (end < ref) if ended else (start <= ref):
+            return start, end
+    return _season_span(ref.year - 1, season)  # pragma: no cover - the loop always finds one
+
+
+def _next_season(season: str, ref: date) -> tuple[date, date]:
+    for year in range(ref.year - 1, ref.year + 3):
+        start, end = _season_span(year, season)
+        if start > ref:
+            return start, end
+    return _season_span(ref.year + 1, season)  # pragma: no cover
+
+
+# A rule's resolver gets the match, the reference day (None when unknown) and whether the sentence
+# speaks of the future; it returns (start, end, granularity) or None to reject the match.
+Resolved = tuple[date, date, str] | None
+_Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date | None, bool], Resolved]]
+_RULES: list[_Rule] = []
+
+
+def _rule(pattern: str):
+    def register(fn):
+        _RULES.append((re.compile(pattern, re.I), fn))
+        return fn
+    return register
+
+
+@_rule(r"\b(?P<e>(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2}))\b")
+def _iso_date(m, ref, future):
+    day = _safe_date(int(m["y"]), int(m["m"]), int(m["d"]))
+    return (day, day, "day") if day else None
+
+
+@_rule(r"(?<![\d/])(?P<e>(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4}|\d{2}))(?![\d/])")
+def _slash_date(m, ref, future):
+    year = int(m["y"]) + (2000 if len(m["y"]) == 2 else 0)
+    day = _safe_date(year, int(m["m"]), int(m["d"]))  # US order, as in English chat
+    return (day, day, "day") if day else None
+
+
+@_rule(rf"\b(?P<e>(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<mon>{_MONTH_ANY}),?\s+(?P<y>\d{{4}}))\b")
+@_rule(rf"\b(?P<e>(?P<mon>{_MONTH_ANY})\s+(?:the\s+)?(?P<d>\d{{1,2}}){_ORD},?\s+(?P<y>\d{{4}}))\b")
+def _full_date(m, ref, future):
+    day = _safe_date(int(m["y"]), _MONTHS[m["mon"].lower().rstrip(".")], int(m["d"]))
+    return (day, day, "day") if day else None
+
+
+@_rule(rf"\b(?P<e>(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<mon>{_MONTH_ANY}))(?!\w)")
+@_rule(rf"\b(?P<e>(?P<mon>{_MONTH_ANY})\s+(?:the\s+)?(?P<d>\d{{1,2}}){_ORD})\b(?![,:.]?\s*\d)")
+def _day_month(m, ref, future):
+    if ref is None:
+        return None
+    month = _MONTHS[m["mon"].lower().rstrip(".")]
+    year = _year_of_month(month, ref, future)
+    day = _safe_date(year, month, int(m["d"]))
+    if day and not future and day > ref:  # same month, later day: it was last year's
+        day = _safe_date(year - 1, month, int(m["d"]))
+    elif day and future and day < ref:
+        day = _safe_date(year + 1, month, int(m["d"]))
+    return (day, day, "day") if day else None
+
+
+@_rule(rf"\b(?P<e>(?:(?P<part>early|mid|late)[\s-]+)?(?P<mon>{_MONTH_ANY}),?\s+(?:of\s+)?(?P<y>\d{{4}}))\b")
+def _month_year(m, ref, future):
+    start, end = _month_span(int(m["y"]), _MONTHS[m["mon"].lower().rstrip(".")])
+    return _month_part(start, end, m["part"])
+
+
+def _month_part(start: date, end: date, part: str | None) -> Resolved:
+    part = (part or "").lower()
+    if part in ("early", "beginning of", "the beginning of", "start of", "the start of"):
+        return start, start.replace(day=10), "range"
+    if part == "mid":
+        return start.replace(day=11), start.replace(day=20), "range"
+    if part in ("late", "end of", "the end of"):
+        return start.replace(day=21), end, "range"
+    return start, end, "month"
+
+
+@_rule(rf"(?:\b(?:in|on|since|until|till|by|during|from|through|throughout|of|around)\s+)"
+       rf"(?P<e>(?:(?P<part>early|mid|late|the\s+beginning\s+of|the\s+start\s+of|the\s+end\s+of)[\s-]+)?"
+       rf"(?P<mon>{_MONTH_FULL}))\b(?![,.]?\s*\d)")
+@_rule(rf"\b(?P<e>(?:(?P<dir>last|next|this|this\s+past|past|early|mid|late|the\s+beginning\s+of|the\s+start\s+of"
+       rf"|the\s+end\s+of|beginning\s+of|end\s+of)[\s-]+)(?P<mon>{_MONTH_FULL}))\b(?![,.]?\s*\d)")
+def _month_name(m, ref, future):
+    if ref is None:
+        return None
+    month = _MONTHS[m["mon"].lower()]
+    words = (m.groupdict().get("dir") or "").lower().split()
+    direction = "last" if words[-1:] == ["past"] or words[:1] == ["last"] else (words[0] if words[:1] in (["next"], ["this"]) else "")
+    part = m.groupdict().get("part") or (" ".join(words) if words and direction == "" else None)
+    start, end = _month_span(_year_of_month(month, ref, future, direction), month)
+    return _month_part(start, end, part)
+
+
+@_rule(rf"\b(?P<e>(?:the\s+)?(?P<season>{_SEASON})\s+(?:of\s+)?(?P<y>\d{{4}}))\b")
+def _season_year(m, ref, future):
+    return (*_season_span(int(m["y"]), m["season"].lower()), "season")
+
+
+@_rule(rf"\b(?P<e>(?P<dir>last|this|next|this\s+past|past|(?:in|over|during)\s+the)\s+(?P<season>{_SEASON}))\b")
+def _season_rel(m, ref, future):
+    if ref is None:
+        return None
+    season = m["season"].lower()
+    direction = re.sub(r"\s+", " ", m["dir"].lower())
+    if direction == "next" or (direction.endswith(" the") and future):
+        return (*_next_season(season, ref), "season")
+    if direction in ("last", "this past", "past"):
+        return (*_latest_season(season, ref, ended=True), "season")
+    return (*_latest_season(season, ref, ended=False), "season")
+
+
+@_rule(r"(?:\b(?P<prep>in|since|during|by|until|till|of|from|through|around|back\s+in|year)\s+)?"
+       r"(?<![$£€\d,.])(?P<e>(?:(?P<part>early|mid|late)[\s-]+)?(?P<y>(?:19[5-9]|20[0-3])\d))\b(?![\d%:/.,-]\d)(?(prep)|(?!\s+[a-z]))")
+def _year(m, ref, future):
+    year = int(m["y"])
+    part = (m["part"] or "").lower()
+    if part == "early":
+        return date(year, 1, 1), date(year, 4, 30), "range"
+    if part == "mid":
+        return date(year, 5, 1), date(year, 8, 31), "range"
+    if part == "late":
+        return date(year, 9, 1), date(year, 12, 31), "range"
+    return date(year, 1, 1), date(year, 12, 31), "year"
+
+
+@_rule(r"\b(?P<e>the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow"
+       r"|(?:earlier\s+|later\s+)?today|tonight|this\s+(?:morning|afternoon|evening)"
+       r"|yesterday(?:\s+(?:morning|afternoon|evening|night))?|last\s+night"
+       r"|tomorrow(?:\s+(?:morning|afternoon|evening|night))?)\b")
+def _relative_day(m, ref, future):
+    if ref is None:
+        return None
+    text = m["e"].lower()
+    offset = -2 if "before yesterday" in text else 2 if "after tomorrow" in text else \
+        -1 if ("yesterday" in text or text.startswith("last")) else 1 if "tomorrow" in text else 0
+    day = ref + timedelta(days=offset)
+    return day, day, "day"
+
+
+@_rule(rf"\b(?P<e>(?:(?P<dir>last|this\s+past|past|this|next|this\s+coming|coming)\s+)?(?P<wd>{_WEEKDAY})"
+       rf"(?:\s+(?:morning|afternoon|evening|night))?)\b(?!s)")
+def _weekday(m, ref, future):
+    if ref is None:
+        return None
+    target = _WEEKDAYS[m["wd"].lower()]
+    direction = re.sub(r"\s+", " ", (m["dir"] or "").lower())
+    forward = direction in ("next", "this", "coming", "this coming") or (not direction and future)
+    if forward:
+        days = (target - ref.weekday()) % 7 or (0 if direction == "this" else 7)
+        day = ref + timedelta(days=days)
+    else:
+        day = ref - timedelta(days=(ref.weekday() - target) % 7 or 7)
+    return day, day, "day"
+
+
+@_rule(r"\b(?P<e>(?P<dir>last|this|next|this\s+past|this\s+coming|coming|upcoming|the\s+past|past|the\s+last"
+       r"|(?:over|during|on)\s+the)\s+(?P<unit>weekend|week|month|year))\b")
+def _relative_period(m, ref, future):
+    if ref is None:
+        return None
+    unit = m["unit"].lower()
+    direction = re.sub(r"\s+", " ", m["dir"].lower())
+    if unit == "weekend":
+        saturday = ref + timedelta(days=5 - ref.weekday())  # this week's (Mon..Sun) Saturday
+        if direction in ("last", "this past", "the past", "past", "the last") or (
+                direction in ("over the", "during the", "on the") and not future):
+            saturday = saturday if saturday <= ref else saturday - timedelta(days=7)
+            if direction == "last" and ref.weekday() >= 5:
+                saturday -= timedelta(days=7)  # said during a weekend: the one before
+        elif direction == "next":
+            saturday += timedelta(days=7)
+        return saturday, saturday + timedelta(days=1), "range"
+    if direction in ("the past", "past", "the last"):
+        return _shift(ref, unit, -1), ref, "range"
+    if direction in ("over the", "during the", "on the"):
+        return None  # "over the week" / "on the month" are not dates
+    offset = -1 if direction in ("last", "this past") else 1 if direction in ("next", "this coming", "coming", "upcoming") else 0
+    return _unit_span(_shift(ref, unit, offset), unit)
+
+
+@_rule(r"\b(?P<e>(?P<when>earlier|later)\s+this\s+(?P<unit>week|month|year))\b")
+def _earlier_later(m, ref, future):
+    if ref is None:
+        return None
+    start, end, _ = _unit_span(ref, m["unit"].lower())
+    return (start, ref, "range") if m["when"].lower() == "earlier" else (ref, end, "range")
+
+
+@_rule(rf"\b(?P<e>(?P<n>{_NUM})\s+(?P<unit>{_UNIT})s?\s+(?:ago|back|earlier))\b")
+def _ago(m, ref, future):
+    if ref is None:
+        return None
+    count, unit = _count(m["n"]), m["unit"].lower()
+    if count is None:
+        return None
+    if isinstance(count, tuple):
+        return _shift(ref, unit, -count[1]), _shift(ref, unit, -count[0]), "range"
+    return _unit_span(_shift(ref, unit, -count), unit)
+
+
+@_rule(rf"\b(?P<e>in\s+(?P<n>{_NUM})\s+(?P<unit>{_UNIT})s?|(?P<n2>{_NUM})\s+(?P<unit2>{_UNIT})s?\s+from\s+now)\b")
+def _from_now(m, ref, future):
+    if ref is None:
+        return None
+    count, unit = _count(m["n"] or m["n2"]), (m["unit"] or m["unit2"]).lower()
+    if count is None:
+        return None
+    if isinstance(count, tuple):
+        return _shift(ref, unit, count[0]), _shift(ref, unit, count[1]), "range"
+    return _unit_span(_shift(ref, unit, count), unit)
+
+
+@_rule(rf"\b(?P<e>(?:the\s+)?(?:past|last)\s+(?P<n>{_NUM})\s+(?P<unit>{_UNIT})s)\b")
+def _past_n(m, ref, future):
+    if ref is None:
+        return None
+    count = _count(m["n"])
+    if count is None:
+        return None
+    most = count[1] if isinstance(count, tuple) else count
+    return _shift(ref, m["unit"].lower(), -most), ref, "range"
+
+
+@_rule(r"\b(?P<e>recently|lately|these\s+days|not\s+(?:too\s+|so\s+)?long\s+ago|the\s+other\s+day"
+       r"|a\s+(?:little\s+)?while\s+(?:ago|back)|(?:a\s+few\s+|many\s+|several\s+)?years\s+ago)\b")
+def _vague(m, ref, future):
+    if ref is None:
+        return None
+    text = re.sub(r"\s+", " ", m["e"].lower())
+    if text == "the other day":
+        return ref - timedelta(days=7), ref - timedelta(days=1), "range"
+    if "while" in text:
+        return ref - timedelta(days=180), ref - timedelta(days=30), "range"
+    if "years" in text:
+        return _shift(ref, "year", -10), _shift(ref, "year", -2), "range"
+    return ref - timedelta(days=30), ref, "range"  # recently, lately, these days, not long ago
+
+
+def find_time_expressions(text: str, reference: datetime | date | None) -> list[TimeSpan]:
+    """Every temporal expression in ``text``, resolved against ``reference`` and ordered by position.
+
+    Without a reference only self-contained forms ("8 May 2023", "summer 2021") are returned.
+    Overlapping matches keep the longest ("8 May 2023", not "May 2023").
+    """
+    if not text:
+        return []
+    ref = _as_date(reference)
+    future = bool(_FUTURE_CUE.search(text))
+    found: list[TimeSpan] = []
+    for pattern, resolve in _RULES:
+        for match in pattern.finditer(text):
+            resolved = resolve(match, ref, future)
+            if resolved is None or resolved[0] is None:
+                continue
+            start, end, granularity = resolved
+            s, e = match.span("e")
+            found.append(TimeSpan(text[s:e], start, end, granularity, s, e))
+    found.sort(key=lambda t: (t.char_start, -(t.char_end - t.char_start)))
+    kept: list[TimeSpan] = []
+    for span in sorted(found, key=lambda t: -(t.char_end - t.char_start)):
+        if all(span.char_end <= k.char_start or span.char_start >= k.char_end for k in kept):
+            kept.append(span)
+    return sorted(kept, key=lambda t: t.char_start)
+
+
+_WEEKDAY_WORD = re.compile(r"^\s*(mon|tue|tues|wed|we|thu|thur|thurs|fri|sat|sun)\.?\s*$", re.I)
+_DATEPARSER_PERIODS = {"day": "day", "week": "week", "month": "month", "year": "year"}
+
+
+def resolve_time_expression(expr: str, reference: datetime | date | None) -> TimeSpan | None:
+    """One expression (e.g. an event's ``when_text`` or a query's phrase) -> its span, or None.
+
+    The grammar of ``find_time_expressions`` first; dateparser only for other absolute forms.
+    """
+    if not expr or not expr.strip() or len(expr) > 200:
+        return None
+    spans = find_time_expressions(expr, reference)
+    if spans:
+        return max(spans, key=lambda t: t.char_end - t.char_start)
+    # dateparser would read a bare "we"/"sat" as a weekday and any lowercase "may" as the month.
+    if _WEEKDAY_WORD.match(expr) or not re.search(r"\d", expr):
+        return None
+    import dateparser
+    from dateparser.date import DateDataParser
+
+    settings = dict(_DATEPARSER_SETTINGS, PREFER_DATES_FROM="past")
+    ref = _as_date(reference)
+    if ref is not None:
+        settings["RELATIVE_BASE"] = datetime(ref.year, ref.month, ref.day)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = DateDataParser(languages=["en"], settings=settings).get_date_data(expr.strip())
+    if data is None or data.date_obj is None:
+        return None
+    day = data.date_obj.date()
+    period = _DATEPARSER_PERIODS.get(data.period or "day", "day")
+    start, end, granularity = _unit_span(day, period) if period != "day" else (day, day, "day")
+    stripped = expr.strip()
+    offset = expr.find(stripped)
+    return TimeSpan(stripped, start, end, granularity, offset, offset + len(stripped))
+
+
+def with_offset(span: TimeSpan, offset: int) -> TimeSpan:
+    """The same span with character positions shifted by ``offset`` (a sentence inside a longer text)."""
+    return replace(span, char_start=span.char_start + offset, char_end=span.char_end + offset)

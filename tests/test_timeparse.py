@@ -1,0 +1,117 @@
+"""Temporal expressions: finding them in text and resolving them against a session date."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+
+from gravity_engine.timeparse import TimeSpan, find_time_expressions, resolve_time_expression
+
+MON_8_MAY = datetime(2023, 5, 8, 13, 56)  # LoCoMo conv-26 session 1, a Monday
+
+# expression, expected (start, end, granularity); all resolved against Monday 8 May 2023.
+CASES = [
+    ("yesterday", "2023-05-07", "2023-05-07", "day"),
+    ("today", "2023-05-08", "2023-05-08", "day"),
+    ("tonight", "2023-05-08", "2023-05-08", "day"),
+    ("this morning", "2023-05-08", "2023-05-08", "day"),
+    ("last night", "2023-05-07", "2023-05-07", "day"),
+    ("the day before yesterday", "2023-05-06", "2023-05-06", "day"),
+    ("tomorrow", "2023-05-09", "2023-05-09", "day"),
+    ("8 May 2023", "2023-05-08", "2023-05-08", "day"),
+    ("the 3rd of March, 2021", "2021-03-03", "2021-03-03", "day"),
+    ("May 8th", "2023-05-08", "2023-05-08", "day"),
+    ("April 20", "2023-04-20", "2023-04-20", "day"),
+    ("2023-05-08", "2023-05-08", "2023-05-08", "day"),
+    ("Mar 3, 2021", "2021-03-03", "2021-03-03", "day"),
+    ("May 2023", "2023-05-01", "2023-05-31", "month"),
+    ("2022", "2022-01-01", "2022-12-31", "year"),
+    ("summer 2021", "2021-06-01", "2021-08-31", "season"),
+    ("last Friday", "2023-05-05", "2023-05-05", "day"),
+    ("on Saturday", "2023-05-06", "2023-05-06", "day"),
+    ("next Friday", "2023-05-12", "2023-05-12", "day"),
+    ("last week", "2023-05-01", "2023-05-07", "week"),
+    ("this week", "2023-05-08", "2023-05-14", "week"),
+    ("next month", "2023-06-01", "2023-06-30", "month"),
+    ("last month", "2023-04-01", "2023-04-30", "month"),
+    ("two weeks ago", "2023-04-24", "2023-04-30", "week"),
+    ("5 days ago", "2023-05-03", "2023-05-03", "day"),
+    ("a few days ago", "2023-05-03", "2023-05-06", "range"),
+    ("3 years ago", "2020-01-01", "2020-12-31", "year"),
+    ("last year", "2022-01-01", "2022-12-31", "year"),
+    ("this year", "2023-01-01", "2023-12-31", "year"),
+    ("last summer", "2022-06-01", "2022-08-31", "season"),
+    ("next weekend", "2023-05-20", "2023-05-21", "range"),
+    ("this weekend", "2023-05-13", "2023-05-14", "range"),
+    ("last weekend", "2023-05-06", "2023-05-07", "range"),
+    ("over the weekend", "2023-05-06", "2023-05-07", "range"),
+    ("in March", "2023-03-01", "2023-03-31", "month"),
+    ("last May", "2022-05-01", "2022-05-31", "month"),
+    ("early June", "2022-06-01", "2022-06-10", "range"),
+    ("in two weeks", "2023-05-22", "2023-05-28", "week"),
+    ("the past three months", "2023-02-08", "2023-05-08", "range"),
+    ("earlier this year", "2023-01-01", "2023-05-08", "range"),
+    ("recently", "2023-04-08", "2023-05-08", "range"),
+    ("lately", "2023-04-08", "2023-05-08", "range"),
+    ("the other day", "2023-05-01", "2023-05-07", "range"),
+    ("a while ago", "2022-11-09", "2023-04-08", "range"),
+]
+
+
+@pytest.mark.parametrize(("expr", "start", "end", "granularity"), CASES, ids=[c[0] for c in CASES])
+def test_resolves_against_session_date(expr, start, end, granularity):
+    span = resolve_time_expression(expr, MON_8_MAY)
+    assert span is not None, expr
+    assert (span.start.isoformat(), span.end.isoformat(), span.granularity) == (start, end, granularity)
+
+
+def test_yesterday_in_a_sentence_keeps_text_and_position():
+    text = "I went to a LGBTQ support group yesterday and it was so powerful."
+    [span] = find_time_expressions(text, date(2023, 5, 8))
+    assert span == TimeSpan("yesterday", date(2023, 5, 7), date(2023, 5, 7), "day", 32, 41)
+    assert text[span.char_start:span.char_end] == "yesterday"
+
+
+@pytest.mark.parametrize("text", [
+    "We went to the beach together.",
+    "you may come over whenever you like",
+    "May I ask what you painted?",
+    "I march to my own drum.",
+    "I have 2000 followers now",
+    "We love Fridays",  # habitual, not one date
+    "Jan said hi",
+], ids=["We-is-not-Wednesday", "may-the-verb", "May-I", "march-the-verb", "a-count", "plural-weekday", "Jan-a-name"])
+def test_words_that_are_not_dates(text):
+    assert find_time_expressions(text, MON_8_MAY) == []
+
+
+def test_longest_match_wins_and_several_are_found_in_order():
+    spans = find_time_expressions("On 8 May 2023 I said that last week was busy, and next month too.", MON_8_MAY)
+    assert [s.text for s in spans] == ["8 May 2023", "last week", "next month"]
+
+
+def test_future_cue_points_weekdays_and_months_forward():
+    [saturday] = find_time_expressions("I will see her on Saturday", MON_8_MAY)
+    assert saturday.start == date(2023, 5, 13)
+    [june] = find_time_expressions("We're going to Rome in June", MON_8_MAY)
+    assert (june.start, june.end) == (date(2023, 6, 1), date(2023, 6, 30))
+
+
+def test_without_reference_only_absolute_forms_resolve():
+    spans = find_time_expressions("Yesterday, on 8 May 2023, in summer 2021", None)
+    assert [s.text for s in spans] == ["8 May 2023", "summer 2021"]
+    assert resolve_time_expression("yesterday", None) is None
+
+
+def test_dateparser_fallback_for_other_absolute_forms_and_rejects_noise():
+    span = resolve_time_expression("03.05.2021", MON_8_MAY)
+    assert span is not None and span.granularity == "day" and span.start.year == 2021
+    assert resolve_time_expression("We", MON_8_MAY) is None
+    assert resolve_time_expression("may", MON_8_MAY) is None
+    assert resolve_time_expression("", MON_8_MAY) is None
+
+
+def test_winter_spans_the_new_year():
+    span = resolve_time_expression("last winter", date(2023, 5, 8))
+    assert (span.start, span.end) == (date(2022, 12, 1), date(2023, 2, 28))
