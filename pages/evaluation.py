@@ -1,12 +1,103 @@
-"""Evaluation: the LLM-free measures over a benchmark slice, per category, with the questions that changed."""
+"""Evaluation: the LLM-free measures over a slice of the store's benchmark questions, per category."""
 
 from __future__ import annotations
 
+import altair as alt
+import pandas as pd
 import streamlit as st
 
+from gravity_engine import studio
+from gravity_engine.conversation import Question
+from gravity_engine.errors import GravityError
+from pages._ui import load_store, query_config, require_store, store_embedder
+
 st.title("Evaluation")
-try:
-    from gravity_engine import measure  # noqa: F401
-except ImportError:
-    st.info("The measures module (gravity_engine.measure) is not installed in this build yet.")
+st.caption("LLM-free measures: evidence recall@k of the host with and without expansion queries, answer coverage "
+           "(every gold-answer token in the context) at the same token budget, and temporal grounding.")
+store = require_store()
+store_key = (str(store.path), studio.store_mtime(store.path))
+
+items = studio.questions_for(store)
+if not items:
+    st.info("This store's conversation has no benchmark questions with gold answers. Build a LoCoMo or "
+            "LongMemEval conversation (Build page), or open the sample store, which ships 30 questions.")
     st.stop()
+questions = [Question.model_validate({**q, "category": str(q.get("category", ""))}) for q in items]
+fmt = store.conversation.format if store.conversation else ""
+dataset = fmt if fmt in ("locomo", "longmemeval") else "sample"
+
+cats = sorted({q.category for q in questions})
+with st.container(border=True):
+    c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
+    chosen = c1.multiselect("Categories", cats, default=cats, key="evaluation_categories")
+    pool = [q for q in questions if q.category in chosen]
+    limit = c2.number_input("Questions (max)", 1, max(1, len(pool)), min(len(pool), 50) or 1,
+                            key="evaluation_limit")
+    host_name = c3.selectbox("Host", ["dense", "bm25", "fullcontext"], key="evaluation_host")
+    budget = c4.number_input("Token budget", 200, 8000, 1000, step=100, key="evaluation_budget")
+    go = st.button(f"Run on {min(int(limit), len(pool))} questions", type="primary", key="evaluation_run",
+                   disabled=not pool, icon=":material/play_arrow:")
+
+if go:
+    from gravity_engine.hosts import get_host
+    from gravity_engine.measure import MeasureSettings, measure_conversation
+
+    bar = st.progress(0.0, text="Measuring…")
+    try:
+        s = load_store(*store_key)
+        emb = store_embedder(s)
+        rows = measure_conversation(
+            s, get_host(host_name, embedder=emb), pool[: int(limit)], dataset=dataset,
+            settings=MeasureSettings(budget=int(budget), config=query_config("full")), embedder=emb,
+            progress=lambda d, t: bar.progress(d / max(t, 1), text=f"Question {d} of {t}"))
+    except GravityError as err:
+        st.error(str(err))
+    else:
+        st.session_state["evaluation_rows"] = [r.model_dump() for r in rows]
+        st.session_state["evaluation_store"] = store_key
+    bar.empty()
+
+data = st.session_state.get("evaluation_rows")
+if not data or st.session_state.get("evaluation_store") != store_key:
+    st.stop()
+
+from gravity_engine.measure import MeasureRow, summarize  # noqa: E402
+
+rows = [MeasureRow.model_validate(r) for r in data]
+summary = pd.DataFrame(summarize(rows))
+overall = summary[summary["category"].str.startswith("overall")].iloc[0]
+m = st.columns(4)
+m[0].metric("Questions", int(overall["n"]))
+m[1].metric("Coverage, host alone", f"{overall['coverage_host'] or 0:.0%}")
+m[2].metric("Coverage, host + Gravity", f"{overall['coverage_gravity'] or 0:.0%}",
+            delta=f"{((overall['coverage_gravity'] or 0) - (overall['coverage_host'] or 0)) * 100:+.0f} pts")
+m[3].metric("Recall@k, with expansion", f"{overall['recall_expanded'] or 0:.0%}",
+            delta=f"{((overall['recall_expanded'] or 0) - (overall['recall_host'] or 0)) * 100:+.0f} pts")
+
+long = summary.melt(id_vars=["category"], value_vars=["coverage_host", "coverage_gravity", "recall_host",
+                                                        "recall_expanded"], var_name="measure", value_name="value")
+long["what"] = long["measure"].map({"coverage_host": "coverage", "coverage_gravity": "coverage",
+                                    "recall_host": "recall@k", "recall_expanded": "recall@k"})
+long["setting"] = long["measure"].map({"coverage_host": "host alone", "coverage_gravity": "host + Gravity",
+                                       "recall_host": "host alone", "recall_expanded": "host + Gravity"})
+chart = alt.Chart(long.dropna()).mark_bar().encode(
+    x=alt.X("setting:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
+    y=alt.Y("value:Q", title=None, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+    color=alt.Color("setting:N", scale=alt.Scale(range=["#9aa5b1", "#4C78A8"]), legend=alt.Legend(orient="top")),
+    column=alt.Column("category:N", title=None), row=alt.Row("what:N", title=None),
+    tooltip=["category:N", "setting:N", alt.Tooltip("value:Q", format=".0%")],
+).properties(width=90, height=140)
+st.altair_chart(chart)
+st.dataframe(summary, hide_index=True, width="stretch")
+
+frame = pd.DataFrame(data)
+changed = frame[frame["covered_host"].notna() & (frame["covered_host"] != frame["covered_gravity"])].copy()
+changed["effect"] = changed["covered_gravity"].map({True: "gains the gold answer", False: "loses the gold answer"})
+st.subheader(f"Questions where Gravity changes coverage ({len(changed)})", anchor=False)
+if changed.empty:
+    st.caption("None in this slice.")
+else:
+    st.dataframe(changed[["effect", "category_label", "question", "gold", "recall_host", "recall_expanded",
+                          "anchor_tokens"]], hide_index=True, width="stretch")
+st.download_button("Download all rows (CSV)", frame.to_csv(index=False), "gravity-measures.csv", "text/csv",
+                   key="evaluation_dl_csv")

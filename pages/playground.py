@@ -105,10 +105,9 @@ if not trace or st.session_state.get("playground_store") != store_key:
 def _contains(text: str, answer: str | None) -> bool | None:
     if not answer:
         return None
-    from gravity_engine.query.text import content_tokens
+    from gravity_engine.measure import answer_tokens, covers
 
-    want = set(content_tokens(str(answer)))
-    return bool(want) and want <= set(content_tokens(text))
+    return covers(str(answer), set(answer_tokens(text)))
 
 
 st.subheader("Answers", anchor=False)

@@ -189,3 +189,50 @@ def test_build_upload_error_shows_loader_message(store_dir):
     with pytest.raises(InputError) as err:
         load_bytes(b"\x00\x01\x02 not a conversation", "broken.json")
     assert "broken.json" in str(err.value)
+
+
+def _sample_questions(monkeypatch):
+    from gravity_engine import studio
+
+    qs = [{"id": "q1", "question": "When did Priya notice the hallucinated drug dose?", "answer": "7 May 2023",
+           "evidence": ["D1:1"], "category": "temporal"},
+          {"id": "q2", "question": "What is the name of Priya's dog?", "answer": "Biscuit", "evidence": ["D2:3"],
+           "category": "single-hop"}]
+    monkeypatch.setattr(studio, "questions_for", lambda store: qs)
+    return qs
+
+
+def test_playground_asks_without_llm(store_dir, monkeypatch):
+    qs = _sample_questions(monkeypatch)
+    at = open_page("pages/playground.py", store_dir)
+    at.selectbox(key="playground_pick").set_value(qs[1]["question"]).run()
+    assert at.text_input(key="playground_query").value == qs[1]["question"]
+    at.button(key="playground_ask").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    trace = at.session_state["playground_result"]
+    assert set(trace["modules"]) == {"entities", "events", "topics"}
+    assert trace["blocks"] and trace["blocks"][0]["title"] in trace["prompt_with"]["text"]
+    shown = texts(at)
+    assert "Biscuit" in shown  # the gold answer
+    assert "No LLM endpoint is configured" in shown
+    assert any(m.label == "Gravity query path" for m in at.metric)
+
+
+def test_playground_block_switches(store_dir, monkeypatch):
+    _sample_questions(monkeypatch)
+    at = open_page("pages/playground.py", store_dir)
+    at.text_input(key="playground_query").set_value("Who is Dr. Chen?").run()
+    at.toggle(key="playground_use_events").set_value(False).run()
+    at.toggle(key="playground_use_expansion").set_value(False).run()
+    at.button(key="playground_ask").click().run()
+    trace = at.session_state["playground_result"]
+    assert "events" not in trace["modules"] and trace["expansions"] == []
+
+
+def test_evaluation_runs_the_measures(store_dir, monkeypatch):
+    _sample_questions(monkeypatch)
+    at = open_page("pages/evaluation.py", store_dir)
+    at.button(key="evaluation_run").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert metrics(at)["Questions"] == "2"
+    assert [b.label for b in at.get("download_button")] == ["Download all rows (CSV)"]
