@@ -1,0 +1,393 @@
+"""LLM clients: the base class owns retries, structured output, validation, repair, cache and usage;
+a concrete client (``OpenAIClient``) only sends one request and translates its library's errors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import LLMError
+from ..prompts.base import PromptTemplate
+from .cache import ResponseCache, cache_key
+from .config import LLMConfig
+from .guard import check_model_request
+from .transport import BadRequestError, ChatRequest, ChatResponse, FatalError, SendError, TransientError
+from .usage import PromptUsage, UsageMeter
+
+log = logging.getLogger("gravity_engine.llm")
+
+# Structured-output modes, strongest first. An endpoint that rejects one (HTTP 400) gets the next,
+# and the client remembers it so later calls do not pay for the rejection again.
+JSON_MODES = ("json_schema", "json_object", "prompt")
+_MAX_ECHOED_REPLY = 6000  # chars of an invalid reply sent back in the repair round
+
+
+@dataclass
+class ConnectionCheck:
+    ok: bool
+    message: str
+    models: list[str] = field(default_factory=list)
+
+
+class InvalidReply(ValueError):
+    """A reply that is not JSON, or not JSON of the expected shape."""
+
+
+def parse_json_reply(content: str, model: type[BaseModel], finish_reason: str = "stop") -> BaseModel:
+    """Clean a reply (code fences, prose around the object), parse it and validate it against ``model``."""
+    text = content.strip()
+    fence = re.match(r"^```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```\s*$", text, re.S)
+    if fence:
+        text = fence.group(1).strip()
+    if not text.startswith("{"):
+        start, end = text.find("{"), text.rfind("}")
+        if start >= 0 and end > start:
+            text = text[start:end + 1]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        cut = " (the reply was cut off at the token limit)" if finish_reason == "length" else ""
+        raise InvalidReply(f"not valid JSON{cut}: {err.msg} at line {err.lineno} column {err.colno}") from None
+    if not isinstance(data, dict):
+        raise InvalidReply(f"expected a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in err.errors()[:5])
+        raise InvalidReply(f"JSON does not match the schema: {problems}") from None
+
+
+def _schema_instruction(prompt_name: str, schema: dict) -> str:
+    return ("Answer with one JSON object only (no prose, no code fences) that follows this JSON schema "
+            f"(name: {prompt_name}):\n" + json.dumps(schema, separators=(",", ":")))
+
+
+class LLMClient:
+    """Base class. Subclasses implement ``_send`` (and ``_list_models`` for ``test_connection``)."""
+
+    def __init__(self, config: LLMConfig, *, cache: ResponseCache | bool | None = None, sleep=time.sleep):
+        self.config = config
+        self.usage = UsageMeter()
+        self._sleep = sleep
+        self._mode_lock = threading.Lock()
+        self.json_mode = JSON_MODES[0]
+        if cache is None:
+            cache = config.cache
+        if cache is True:
+            self.cache: ResponseCache | None = ResponseCache(config.cache_dir)
+        else:
+            self.cache = cache if isinstance(cache, ResponseCache) else None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.config.model!r}, base_url={self.config.endpoint_label()!r})"
+
+    # --- what a concrete client implements -------------------------------------------------------
+    def _send(self, request: ChatRequest) -> ChatResponse:
+        """Send one request, no retries; raise TransientError / BadRequestError / FatalError on failure."""
+        raise NotImplementedError
+
+    def _list_models(self) -> list[str]:
+        raise NotImplementedError
+
+    # --- public entry points ----------------------------------------------------------------------
+    def complete_json(self, prompt: PromptTemplate, context: dict[str, Any]) -> BaseModel:
+        """Render ``prompt`` with ``context``, get a schema-valid reply (cached), return the validated model."""
+        return self.complete_json_with_info(prompt, context)[0]
+
+    def complete_json_with_info(self, prompt: PromptTemplate, context: dict[str, Any]) -> tuple[BaseModel, PromptUsage]:
+        """Like ``complete_json``, plus this call's own usage (for per-batch counts under concurrency)."""
+        if prompt.response_model is None:
+            raise TypeError(f"prompt {prompt.name!r} has no response model: use complete_text")
+        messages = prompt.render(context)
+        schema = prompt.json_schema()
+        delta = PromptUsage()
+        started = time.perf_counter()
+        try:
+            key = cache_key(prompt=prompt.id, model=self.config.model, messages=messages, schema=schema,
+                            temperature=self.config.temperature)
+            cached = self.cache.get(key) if self.cache is not None else None
+            if cached is not None:
+                try:
+                    result = prompt.response_model.model_validate_json(cached[0])
+                    delta.cache_hits += 1
+                    return result, delta
+                except ValidationError:
+                    log.warning("%s: ignoring a cached reply that no longer validates", prompt.name)
+            result = self._structured(prompt, messages, schema, delta)
+            if self.cache is not None:
+                self.cache.put(key, prompt=prompt.id, model=self.config.model, content=result.model_dump_json(),
+                               usage={"prompt_tokens": delta.prompt_tokens, "completion_tokens": delta.completion_tokens})
+            return result, delta
+        except Exception:
+            delta.failures += 1
+            raise
+        finally:
+            delta.wall_time_s = time.perf_counter() - started
+            self.usage.record(prompt.name, delta)
+
+    def complete_text(self, prompt: PromptTemplate, context: dict[str, Any], *, max_tokens: int | None = None) -> str:
+        """A free-text reply to a template without response model (summaries, answers)."""
+        return self.chat(prompt.render(context), prompt.name, prompt_version=prompt.version, max_tokens=max_tokens)
+
+    def chat(self, messages: list[dict[str, Any]], prompt_name: str = "chat", *, prompt_version: str = "",
+             max_tokens: int | None = None) -> str:
+        """A plain free-text completion of ``messages``, cached and counted under ``prompt_name``."""
+        delta = PromptUsage()
+        started = time.perf_counter()
+        try:
+            key = cache_key(prompt=f"{prompt_name}@{prompt_version}", model=self.config.model, messages=messages,
+                            schema=None, temperature=self.config.temperature)
+            cached = self.cache.get(key) if self.cache is not None else None
+            if cached is not None:
+                delta.cache_hits += 1
+                return cached[0]
+            request = ChatRequest(model=self.config.model, messages=messages, temperature=self.config.temperature,
+                                  max_tokens=max_tokens or self.config.max_tokens)
+            try:
+                reply = self._send_with_retries(request, prompt_name, delta)
+            except BadRequestError as err:
+                raise LLMError(f"{prompt_name}: the endpoint rejected the request (HTTP {err.status}): {err.message}") from None
+            delta.calls += 1
+            if self.cache is not None:
+                self.cache.put(key, prompt=f"{prompt_name}@{prompt_version}", model=self.config.model,
+                               content=reply.content, usage={"prompt_tokens": reply.prompt_tokens,
+                                                             "completion_tokens": reply.completion_tokens})
+            return reply.content
+        except Exception:
+            delta.failures += 1
+            raise
+        finally:
+            delta.wall_time_s = time.perf_counter() - started
+            self.usage.record(prompt_name, delta)
+
+    def test_connection(self) -> ConnectionCheck:
+        """Reach the endpoint once (model list, else a one-token chat) and say plainly what works."""
+        where = self.config.endpoint_label()
+        try:
+            check_model_request(self.config.base_url)
+        except Exception as err:
+            return ConnectionCheck(False, str(err))
+        models: list[str] = []
+        try:
+            models = self._list_models()
+            if self.config.model in models:
+                return ConnectionCheck(True, f"connected to {where}; model {self.config.model!r} is available", models)
+        except (SendError, NotImplementedError):
+            pass  # many servers (Azure deployments, some proxies) have no model list: try a chat instead
+        try:
+            self._send(ChatRequest(model=self.config.model, messages=[{"role": "user", "content": "Reply with OK."}],
+                                   temperature=0.0, max_tokens=1))
+        except SendError as err:
+            return ConnectionCheck(False, f"cannot use model {self.config.model!r} at {where}: {err.message}", models)
+        return ConnectionCheck(True, f"connected to {where}; model {self.config.model!r} answered", models)
+
+    def usage_report(self) -> dict[str, Any]:
+        """Per-prompt counters and their total, as plain dicts for a build report."""
+        return {"by_prompt": {k: v.model_dump() for k, v in self.usage.by_prompt().items()},
+                "total": self.usage.total().model_dump()}
+
+    # --- machinery --------------------------------------------------------------------------------
+    def _structured(self, prompt: PromptTemplate, messages: list[dict], schema: dict, delta: PromptUsage) -> BaseModel:
+        reply = self._request_json(prompt.name, messages, schema, delta)
+        try:
+            return parse_json_reply(reply.content, prompt.response_model, reply.finish_reason)
+        except InvalidReply as err:
+            first_error = err
+        # One repair round: show the model its reply and what is wrong with it.
+        delta.repairs += 1
+        log.warning("%s: invalid reply (%s); asking once for corrected JSON", prompt.name, first_error)
+        advice = " Keep it shorter so that it fits." if reply.finish_reason == "length" else ""
+        repair = messages + [
+            {"role": "assistant", "content": reply.content[:_MAX_ECHOED_REPLY]},
+            {"role": "user", "content": f"Your reply was invalid: {first_error}. Reply again with only the corrected, "
+                                        f"complete JSON object.{advice}"},
+        ]
+        reply = self._request_json(prompt.name, repair, schema, delta)
+        try:
+            return parse_json_reply(reply.content, prompt.response_model, reply.finish_reason)
+        except InvalidReply as err:
+            raise LLMError(f"{prompt.name}: the model's reply is still invalid after one repair round: {err}") from None
+
+    def _request_json(self, prompt_name: str, messages: list[dict], schema: dict, delta: PromptUsage) -> ChatResponse:
+        start_mode = self.json_mode
+        while True:
+            mode = self.json_mode
+            request = ChatRequest(model=self.config.model, messages=self._messages_for_mode(mode, messages, prompt_name, schema),
+                                  temperature=self.config.temperature, max_tokens=self.config.max_tokens,
+                                  response_format=self._response_format(mode, prompt_name, schema))
+            try:
+                reply = self._send_with_retries(request, prompt_name, delta)
+                delta.calls += 1
+                return reply
+            except BadRequestError as err:
+                index = JSON_MODES.index(mode)
+                if index + 1 >= len(JSON_MODES):
+                    # Rejected even without response_format: the format was not the problem after all.
+                    with self._mode_lock:
+                        self.json_mode = start_mode
+                    raise LLMError(f"{prompt_name}: the endpoint rejected the request (HTTP {err.status}): {err.message}") from None
+                with self._mode_lock:
+                    if self.json_mode == mode:
+                        self.json_mode = JSON_MODES[index + 1]
+                        log.info("%s: endpoint rejected response_format %s (%s); using %s from now on",
+                                 prompt_name, mode, err.message[:200], self.json_mode)
+
+    @staticmethod
+    def _response_format(mode: str, prompt_name: str, schema: dict) -> dict | None:
+        if mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": prompt_name, "strict": True, "schema": schema}}
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return None
+
+    @staticmethod
+    def _messages_for_mode(mode: str, messages: list[dict], prompt_name: str, schema: dict) -> list[dict]:
+        if mode == "json_schema":
+            return messages
+        # Without an enforced schema the model must read it (json_object mode also requires the word JSON).
+        instruction = _schema_instruction(prompt_name, schema)
+        out = [dict(m) for m in messages]
+        if out and out[0].get("role") == "system":
+            out[0]["content"] = f"{out[0]['content']}\n\n{instruction}"
+        else:
+            out.insert(0, {"role": "system", "content": instruction})
+        return out
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.config.backoff_max)
+        base = min(self.config.backoff_base * (2 ** attempt), self.config.backoff_max)
+        return base * (0.5 + random.random() / 2)  # jitter: parallel workers should not retry in lockstep
+
+    def _send_with_retries(self, request: ChatRequest, prompt_name: str, delta: PromptUsage) -> ChatResponse:
+        check_model_request(self.config.base_url)
+        attempts = self.config.max_retries + 1
+        for attempt in range(attempts):
+            delta.requests += 1
+            try:
+                reply = self._send(request)
+            except TransientError as err:
+                if attempt + 1 >= attempts:
+                    raise LLMError(f"{prompt_name}: {err.message}; gave up after {attempts} attempts "
+                                   f"to {self.config.endpoint_label()}") from None
+                wait = self._backoff(attempt, err.retry_after)
+                delta.retries += 1
+                log.warning("%s: %s; retry %d/%d in %.2f s", prompt_name, err.message, attempt + 1,
+                            self.config.max_retries, wait)
+                self._sleep(wait)
+                continue
+            except FatalError as err:
+                raise LLMError(f"{prompt_name}: {err.message} ({self.config.endpoint_label()})") from None
+            delta.prompt_tokens += reply.prompt_tokens
+            delta.completion_tokens += reply.completion_tokens
+            return reply
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), if present."""
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return float(raw_ms) / 1000.0
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+class OpenAIClient(LLMClient):
+    """Any OpenAI-compatible endpoint through the ``openai`` package (its own retries off: ours apply)."""
+
+    def __init__(self, config: LLMConfig | None = None, **kwargs):
+        import openai
+
+        config = config or LLMConfig.from_env()
+        super().__init__(config, **kwargs)
+        self._openai_module = openai
+        self._client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key.get_secret_value(),
+                                     max_retries=0, timeout=config.timeout)
+
+    def _scrub(self, text: str) -> str:
+        key = self.config.api_key.get_secret_value()
+        return text.replace(key, "***") if key and len(key) >= 4 else text
+
+    def _translate(self, err: Exception) -> SendError:
+        openai = self._openai_module
+        if isinstance(err, openai.APITimeoutError):
+            return TransientError(f"request timed out after {self.config.timeout:g} s")
+        if isinstance(err, openai.APIConnectionError):
+            cause = err.__cause__ or err
+            return TransientError(self._scrub(f"connection failed: {type(cause).__name__}: {cause}"))
+        if isinstance(err, openai.APIStatusError):
+            status = err.status_code
+            message = self._scrub(_error_message(err))
+            if status in (408, 409, 429) or status >= 500:
+                return TransientError(f"HTTP {status}: {message}", status=status,
+                                      retry_after=parse_retry_after(err.response.headers))
+            if status in (401, 403):
+                return FatalError(f"the endpoint refused the API key (HTTP {status}): {message}", status=status)
+            if status == 404:
+                return FatalError(f"model {self.config.model!r} or endpoint not found (HTTP 404): {message}", status=status)
+            if status in (400, 413, 422):
+                return BadRequestError(message, status=status)
+            return FatalError(f"HTTP {status}: {message}", status=status)
+        return FatalError(self._scrub(f"{type(err).__name__}: {err}"))
+
+    def _send(self, request: ChatRequest) -> ChatResponse:
+        kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages,
+                                  "temperature": request.temperature}
+        if request.max_tokens:
+            kwargs["max_tokens"] = request.max_tokens
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
+        try:
+            completion = self._client.chat.completions.create(**kwargs)
+        except self._openai_module.OpenAIError as err:
+            raise self._translate(err) from None
+        if not completion.choices:
+            raise TransientError("the endpoint returned no choices")
+        choice = completion.choices[0]
+        usage = completion.usage
+        return ChatResponse(content=choice.message.content or "", finish_reason=choice.finish_reason or "stop",
+                            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+
+    def _list_models(self) -> list[str]:
+        check_model_request(self.config.base_url)
+        try:
+            return [m.id for m in self._client.models.list()]
+        except self._openai_module.OpenAIError as err:
+            raise self._translate(err) from None
+
+
+def _error_message(err: Any) -> str:
+    body = getattr(err, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:500]
+        if isinstance(inner, str):
+            return inner[:500]
+    return str(getattr(err, "message", err))[:500]

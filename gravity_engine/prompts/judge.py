@@ -1,0 +1,53 @@
+"""The LLM judge: labels a generated answer CORRECT or WRONG against the gold answer (generous grading).
+
+Context keys: ``question``, ``gold``, ``answer``; optional ``question_type`` (a LongMemEval type such as
+temporal-reasoning, knowledge-update, single-session-preference) and ``abstention`` (True for questions
+that cannot be answered from the history).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .base import Messages, PromptTemplate, ReplyModel
+
+NAME = "judge"
+VERSION = "1"
+
+
+class JudgeVerdict(ReplyModel):
+    reasoning: str = Field("", description="one short sentence on why")
+    label: Literal["CORRECT", "WRONG"] = Field(description="CORRECT or WRONG")
+
+
+_RULES = (
+    "You grade an answer to a question about a conversation against the gold answer. Be generous: the answer "
+    "is CORRECT when it refers to the same thing as the gold answer, even if it is longer, worded differently "
+    "or adds details; a time answer is CORRECT when it names the same date or period in any format "
+    "(\"7 May 2023\", \"May 7\", \"the day before 8 May 2023\"). It is WRONG when it names something else, "
+    "contradicts the gold answer, or gives no answer."
+)
+_BY_TYPE = {
+    "temporal-reasoning": " Forgive an off-by-one error in a count of days, weeks or months.",
+    "knowledge-update": " If the answer also mentions older information, it is CORRECT as long as it gives the "
+                        "updated answer.",
+    "single-session-preference": " The gold answer is a rubric of the user's preference: the answer is CORRECT "
+                                 "when it respects that preference.",
+}
+_ABSTENTION = (" This question cannot be answered from the conversation: the answer is CORRECT only when it says "
+               "the information is not available.")
+
+
+def render(context: dict[str, Any]) -> Messages:
+    system = _RULES + _BY_TYPE.get(str(context.get("question_type", "")), "")
+    if context.get("abstention"):
+        system += _ABSTENTION
+    system += ' Reply with a JSON object {"reasoning": ..., "label": "CORRECT" or "WRONG"}.'
+    user = (f"Question: {context['question']}\nGold answer: {context.get('gold', '')}\n"
+            f"Generated answer: {context.get('answer', '')}")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+PROMPT = PromptTemplate(NAME, VERSION, render, JudgeVerdict, "CORRECT/WRONG label of a generated answer")

@@ -1,0 +1,294 @@
+"""The LLM client with the real ``openai`` package against the scripted server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import pytest
+
+from gravity_engine.errors import ConfigError, LLMError
+from gravity_engine.llm import LLMConfig, ModelRequestsForbidden, OpenAIClient, allow_local_model_requests
+from gravity_engine.llm.cache import ResponseCache
+from gravity_engine.prompts import PROMPTS
+from gravity_engine.testing.openai_server import Reply, ScriptedOpenAIServer, echo_extraction_router
+from gravity_engine.testing.pytest_plugin import (  # noqa: F401  (fixtures)
+    TEST_API_KEY, allow_local_llm, local_llm_config, scripted_openai,
+)
+
+CONTEXT = {
+    "session_id": "s1", "session_time": "2023-05-08T13:56", "speakers": ["Caroline", "Melanie"],
+    "utterances": [
+        {"id": "D1:1", "speaker": "Caroline", "text": "I went to the LGBTQ support group yesterday."},
+        {"id": "D1:2", "speaker": "Melanie", "text": "Wow! I painted a sunrise last week."},
+    ],
+}
+ENTITIES = {"entities": [{"name": "Caroline", "type": "person", "source_ids": ["D1:1"]}]}
+
+
+@pytest.fixture
+def server(allow_local_llm):
+    with ScriptedOpenAIServer() as srv:
+        yield srv
+
+
+def make(server, **overrides) -> OpenAIClient:
+    return OpenAIClient(local_llm_config(server, **overrides))
+
+
+def test_happy_path_returns_validated_model_and_counts_usage(server):
+    server.push(ENTITIES)
+    client = make(server)
+    reply = client.complete_json(PROMPTS["extract_entities"], CONTEXT)
+    assert reply.entities[0].name == "Caroline" and reply.entities[0].source_ids == ["D1:1"]
+    usage = client.usage.by_prompt()["extract_entities"]
+    assert (usage.calls, usage.requests, usage.cache_hits, usage.failures) == (1, 1, 0, 0)
+    assert usage.prompt_tokens > 50 and usage.completion_tokens > 0 and usage.wall_time_s > 0
+
+
+def test_request_contract(server):
+    """What goes over the wire: a refactor must not silently change it."""
+    server.push(ENTITIES)
+    make(server, max_tokens=777).complete_json(PROMPTS["extract_entities"], CONTEXT)
+    (request,) = server.requests
+    assert request["method"] == "POST" and request["path"] == "/v1/chat/completions" and request["authorized"]
+    body = request["json"]
+    assert body["model"] == "gravity-echo"
+    assert body["temperature"] == 0
+    assert body["max_tokens"] == 777
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert body["messages"] == PROMPTS["extract_entities"].render(CONTEXT)
+    fmt = body["response_format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["json_schema"]["name"] == "extract_entities" and fmt["json_schema"]["strict"] is True
+    schema = fmt["json_schema"]["schema"]
+    assert schema == PROMPTS["extract_entities"].json_schema()
+    assert schema["required"] == ["entities"] and schema["additionalProperties"] is False
+    assert "$defs" not in json.dumps(schema) and "default" not in json.dumps(schema)
+    assert set(body) <= {"model", "messages", "temperature", "max_tokens", "response_format"}
+
+
+def test_429_then_success_honours_retry_after(server):
+    server.push(Reply.error(429, "slow down", retry_after=0.3), ENTITIES)
+    client = make(server, backoff_base=0.0)
+    started = time.perf_counter()
+    assert client.complete_json(PROMPTS["extract_entities"], CONTEXT).entities
+    assert time.perf_counter() - started >= 0.3
+    usage = client.usage.total()
+    assert (usage.requests, usage.retries, usage.calls) == (2, 1, 1)
+
+
+def test_500s_exhaust_retries_with_a_clear_error(server):
+    server.push(*[Reply.error(500, "boom")] * 3)
+    client = make(server, max_retries=2)
+    with pytest.raises(LLMError, match=r"extract_entities: HTTP 500: boom; gave up after 3 attempts"):
+        client.complete_json(PROMPTS["extract_entities"], CONTEXT)
+    assert len(server.requests) == 3
+    assert client.usage.total().failures == 1
+
+
+@pytest.mark.parametrize("first", [Reply.slow(2.0, ENTITIES), Reply.dropped()], ids=["timeout", "dropped-connection"])
+def test_timeouts_and_dropped_connections_are_retried(server, first):
+    server.push(first, ENTITIES)
+    client = make(server, timeout=0.3)
+    assert client.complete_json(PROMPTS["extract_entities"], CONTEXT).entities[0].name == "Caroline"
+    assert client.usage.total().retries == 1
+
+
+def test_timeout_every_time_is_an_llm_error(server):
+    server.push(*[Reply.slow(2.0, ENTITIES)] * 2)
+    with pytest.raises(LLMError, match="timed out after 0.3 s; gave up after 2 attempts"):
+        make(server, timeout=0.3, max_retries=1).complete_json(PROMPTS["extract_entities"], CONTEXT)
+
+
+@pytest.mark.parametrize("bad", [
+    Reply.text("Sure! Here are the entities: {\"entities\": [oops]}"),
+    Reply.truncated(ENTITIES, keep=0.5),
+    Reply.json({"entities": [{"type": "person"}]}),  # valid JSON, but "name" is missing
+], ids=["malformed", "truncated", "schema-violation"])
+def test_invalid_reply_gets_one_repair_round(server, bad):
+    server.push(bad, ENTITIES)
+    client = make(server)
+    assert client.complete_json(PROMPTS["extract_entities"], CONTEXT).entities[0].name == "Caroline"
+    repair = server.chat_requests()[1]["messages"]
+    assert repair[-2]["role"] == "assistant" and repair[-2]["content"] == bad.content
+    assert repair[-1]["role"] == "user" and "invalid" in repair[-1]["content"]
+    assert client.usage.total().repairs == 1
+
+
+def test_second_invalid_reply_fails_clearly(server):
+    server.push("not json", "still not json")
+    with pytest.raises(LLMError, match="still invalid after one repair round"):
+        make(server).complete_json(PROMPTS["extract_entities"], CONTEXT)
+    assert len(server.requests) == 2
+
+
+def test_code_fences_are_cleaned_without_a_repair(server):
+    server.push("```json\n" + json.dumps(ENTITIES) + "\n```")
+    client = make(server)
+    assert client.complete_json(PROMPTS["extract_entities"], CONTEXT).entities
+    assert client.usage.total().repairs == 0
+
+
+def test_json_schema_rejected_falls_back_to_json_object_and_remembers(server):
+    server.push(Reply.error(400, "response_format json_schema is not supported"), ENTITIES, ENTITIES)
+    client = make(server)
+    client.complete_json(PROMPTS["extract_entities"], CONTEXT)
+    client.complete_json(PROMPTS["extract_entities"], {**CONTEXT, "session_id": "s2"})
+    formats = [r["response_format"] for r in server.chat_requests()]
+    assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]
+    # Without an enforced schema the model is shown it, and json_object mode needs the word JSON.
+    system = server.chat_requests()[1]["messages"][0]["content"]
+    assert "JSON schema (name: extract_entities)" in system and '"entities"' in system
+    assert client.json_mode == "json_object"
+
+
+def test_rejected_without_any_response_format_is_a_clear_error(server):
+    server.push(*[Reply.error(400, "context length exceeded")] * 3)
+    client = make(server)
+    with pytest.raises(LLMError, match=r"rejected the request \(HTTP 400\): context length exceeded"):
+        client.complete_json(PROMPTS["extract_entities"], CONTEXT)
+    assert client.json_mode == "json_schema"  # the format was not the problem: do not stay degraded
+
+
+def test_unchanged_rerun_is_served_from_cache_with_zero_requests(server):
+    server.push(ENTITIES, "a free-text answer")
+    first = make(server)
+    first.complete_json(PROMPTS["extract_entities"], CONTEXT)
+    first.chat([{"role": "user", "content": "q"}], "answer", prompt_version="1")
+    n = len(server.requests)
+    second = make(server)  # a new client (new process, same cache dir)
+    assert second.complete_json(PROMPTS["extract_entities"], CONTEXT).entities[0].name == "Caroline"
+    assert second.chat([{"role": "user", "content": "q"}], "answer", prompt_version="1") == "a free-text answer"
+    assert len(server.requests) == n
+    usage = second.usage.total()
+    assert (usage.calls, usage.requests, usage.cache_hits) == (0, 0, 2)
+
+
+@pytest.mark.parametrize("change", [
+    {"model": "other-model"}, {"temperature": 0.5},
+], ids=["model", "temperature"])
+def test_cache_key_covers_model_and_settings(server, change):
+    server.push(ENTITIES, ENTITIES)
+    make(server).complete_json(PROMPTS["extract_entities"], CONTEXT)
+    make(server, **change).complete_json(PROMPTS["extract_entities"], CONTEXT)
+    assert len(server.requests) == 2
+
+
+def test_cache_disabled_always_asks(server):
+    server.push(ENTITIES, ENTITIES)
+    for _ in range(2):
+        make(server, cache=False).complete_json(PROMPTS["extract_entities"], CONTEXT)
+    assert len(server.requests) == 2
+
+
+def test_api_key_never_leaks_to_cache_logs_errors_or_reprs(server, caplog, tmp_path):
+    caplog.set_level(logging.DEBUG)
+    server.api_key = TEST_API_KEY
+    server.push(Reply.error(429, "slow", retry_after=0.01), "not json", ENTITIES, *[Reply.error(500, "down")] * 3)
+    config = local_llm_config(server, cache_dir=tmp_path / "cache")
+    client = OpenAIClient(config)
+    client.complete_json(PROMPTS["extract_entities"], CONTEXT)
+    with pytest.raises(LLMError) as err:
+        client.complete_json(PROMPTS["extract_events"], CONTEXT)
+    texts = [caplog.text, str(err.value), repr(config), str(config), config.model_dump_json(), repr(client),
+             json.dumps(config.public_dict()), json.dumps(client.usage_report())]
+    for text in texts:
+        assert TEST_API_KEY not in text
+    for path in (tmp_path / "cache").iterdir():
+        assert TEST_API_KEY.encode() not in path.read_bytes(), path
+    assert all(r["authorized"] for r in server.requests)  # the key did reach the server, and only there
+
+
+def test_wrong_key_is_a_clear_error_without_the_key(server):
+    server.api_key = "sk-the-right-one"
+    with pytest.raises(LLMError, match=r"refused the API key \(HTTP 401\)") as err:
+        make(server).complete_json(PROMPTS["extract_entities"], CONTEXT)
+    assert TEST_API_KEY not in str(err.value)
+    assert len(server.requests) == 1  # not retried
+
+
+def test_chat_free_text_is_counted_under_its_prompt_name(server):
+    server.push("7 May 2023")
+    client = make(server)
+    answer = client.complete_text(PROMPTS["answer"], {"question": "When?", "memories": ["[8 May 2023] yesterday"]})
+    assert answer == "7 May 2023"
+    assert "response_format" not in server.chat_requests()[0]
+    assert client.usage.by_prompt()["answer"].calls == 1
+
+
+def test_test_connection_reports_ok_and_errors(server):
+    ok = make(server).test_connection()
+    assert ok.ok and "gravity-echo" in ok.message and "gravity-echo" in ok.models
+    server.models = ["some-other-model"]
+    server.push("OK")
+    assert make(server).test_connection().ok  # not listed, but it answers a chat
+    server.push(Reply.error(404, "The model does not exist"))
+    missing = make(server, model="nope").test_connection()
+    assert not missing.ok and "nope" in missing.message
+
+
+def test_test_connection_to_a_closed_port_says_so(allow_local_llm):
+    with ScriptedOpenAIServer() as srv:
+        config = local_llm_config(srv)
+    result = OpenAIClient(config).test_connection()
+    assert not result.ok and "connection failed" in result.message
+
+
+def test_requests_are_forbidden_under_tests_without_the_fixture():
+    with ScriptedOpenAIServer(router=echo_extraction_router) as srv:
+        client = OpenAIClient(local_llm_config(srv))
+        with pytest.raises(ModelRequestsForbidden, match="forbidden under tests"):
+            client.complete_json(PROMPTS["extract_entities"], CONTEXT)
+        assert not client.test_connection().ok
+        assert srv.requests == []
+
+
+def test_the_lift_covers_loopback_only(allow_local_llm):
+    client = OpenAIClient(LLMConfig(base_url="https://api.example.com/v1", api_key="sk-x", max_retries=0))
+    with pytest.raises(ModelRequestsForbidden, match="only a loopback base_url"):
+        client.chat([{"role": "user", "content": "hi"}])
+
+
+def test_lift_is_scoped():
+    with allow_local_model_requests():
+        pass
+    with ScriptedOpenAIServer(replies=["x"]) as srv, pytest.raises(ModelRequestsForbidden):
+        OpenAIClient(local_llm_config(srv)).chat([{"role": "user", "content": "hi"}])
+
+
+def test_config_from_env(monkeypatch):
+    with pytest.raises(ConfigError, match="no LLM endpoint configured"):
+        LLMConfig.from_env()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-secret")
+    config = LLMConfig.from_env()
+    assert config.base_url == "https://api.openai.com/v1" and config.model == "gpt-4o-mini"
+    assert config.api_key.get_secret_value() == "sk-env-secret" and "sk-env-secret" not in repr(config)
+    monkeypatch.setenv("GRAVITY_LLM_BASE_URL", "http://user:pw@127.0.0.1:11434/v1")
+    monkeypatch.setenv("GRAVITY_LLM_MODEL", "llama3.1")
+    monkeypatch.setenv("GRAVITY_LLM_CONCURRENCY", "8")
+    config = LLMConfig.from_env()
+    assert (config.model, config.concurrency) == ("llama3.1", 8)
+    assert config.endpoint_label() == "http://127.0.0.1:11434/v1"  # no credentials in what is shown
+    assert str(config.cache_dir).endswith("llm_cache") and "gravity_home" in str(config.cache_dir)
+    monkeypatch.setenv("GRAVITY_LLM_TIMEOUT", "soon")
+    with pytest.raises(ConfigError, match="GRAVITY_LLM_TIMEOUT='soon' is not a valid float"):
+        LLMConfig.from_env()
+    with pytest.raises(ConfigError, match="invalid LLM setting concurrency"):
+        LLMConfig.build(concurrency=0)
+
+
+def test_cache_is_thread_safe(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache = ResponseCache(tmp_path)
+
+    def work(i: int) -> None:
+        cache.put(f"k{i}", prompt="p@1", model="m", content=json.dumps({"i": i}), usage={})
+        assert cache.get(f"k{i}")[0] == json.dumps({"i": i})
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(work, range(100)))
+    assert len(cache) == 100
+    assert cache.clear("p@1") == 100 and len(cache) == 0
