@@ -126,30 +126,31 @@ def classic_section(samples: dict, conversations, embedder, threshold: float, wo
 def llm_section(conversations, embedder, work: Path) -> None:
     from gravity_engine.llm import LLMConfig
     from gravity_engine.llm.tokens import count_tokens
-    from gravity_engine.testing.openai_server import ScriptedOpenAIServer
+    from gravity_engine.testing.openai_server import ScriptedOpenAIServer, echo_extraction_router
 
     rows = []
-    with ScriptedOpenAIServer() as server:
+    with ScriptedOpenAIServer(router=echo_extraction_router, token_counter=count_tokens) as server:
         for conv in conversations:
             transcript = sum(count_tokens(f"{u.speaker}: {u.display_text()}") for u in conv.utterances())
             for fused in (True, False):
                 cache = work / "llm-cache" / f"{conv.id}-{fused}"
-                config = LLMConfig(base_url=server.base_url, api_key="bench-key", model="scripted",
-                                   cache_dir=str(cache))
+                # "gravity-echo": the scripted server's model name, so its replies never pose as a real model's in a cache.
+                config = LLMConfig(base_url=server.base_url, api_key="bench-key", model="gravity-echo",
+                                   cache_dir=cache)
                 out = work / f"llm-{conv.id}-{'fused' if fused else 'separate'}"
-                n0 = len(server.requests)
+                n0 = len(server.chat_requests())
                 t = time.perf_counter()
                 build_store(conv, out, backend="llm", llm_config=config, fused=fused, embedder=embedder, verify=False)
                 seconds = time.perf_counter() - t
-                requests = server.requests[n0:]
+                requests = server.chat_requests()[n0:]
                 prompt_tokens = sum(count_tokens(m.get("content") or "") for r in requests for m in r["messages"])
                 # Rebuild from scratch with the same cache: no checkpoints, so only the cache can spare calls.
                 import shutil
 
                 shutil.rmtree(out)
-                n1 = len(server.requests)
+                n1 = len(server.chat_requests())
                 build_store(conv, out, backend="llm", llm_config=config, fused=fused, embedder=embedder, verify=False)
-                rebuild_calls = len(server.requests) - n1
+                rebuild_calls = len(server.chat_requests()) - n1
                 per_k = 1000 / conv.n_utterances()
                 rows.append([conv.id, "fused" if fused else "separate", len(requests), round(len(requests) * per_k, 1),
                              int(prompt_tokens * per_k), round(prompt_tokens / transcript, 2), rebuild_calls,
