@@ -120,6 +120,9 @@ _UNIT = r"day|week|month|year"
 _SEASON = r"spring|summer|fall|autumn|winter"
 _WEEKDAY = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _ORD = r"(?:st|nd|rd|th)?"
+# Abbreviated weekdays only capitalised and after a modifier ("last Fri"); "We"/"Sat" alone are words.
+_WEEKDAY_ABBR = r"(?-i:Mon|Tues|Tue|Wed|Thurs|Thur|Thu|Fri|Sat|Sun)"
+_WEEKDAY_BY_ABBR = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6}
 # Words that make an unanchored "on Saturday" or "in March" point forward instead of back.
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won't|gonna|going\s+to|plan(?:ning)?\s+(?:to|on)|can't\s+wait|looking\s+forward|hope\s+to|"
@@ -350,10 +353,12 @@ def _relative_day(m, ref, future):
 
 @_rule(rf"\b(?P<e>(?:(?P<dir>last|this\s+past|past|this|next|this\s+coming|coming)\s+)?(?P<wd>{_WEEKDAY})"
        rf"(?:\s+(?:morning|afternoon|evening|night))?)\b(?!s)")
+@_rule(rf"(?:\bon\s+|\b(?=(?:last|this|next)\s))(?P<e>(?:(?P<dir>last|this\s+past|this|next)\s+)?(?P<wd>{_WEEKDAY_ABBR}))(?!\w)")
 def _weekday(m, ref, future):
     if ref is None:
         return None
-    target = _WEEKDAYS[m["wd"].lower()]
+    wd = m["wd"].lower()
+    target = _WEEKDAYS[wd] if wd in _WEEKDAYS else _WEEKDAY_BY_ABBR[wd]
     direction = re.sub(r"\s+", " ", (m["dir"] or "").lower())
     forward = direction in ("next", "this", "coming", "this coming") or (not direction and future)
     if forward:
@@ -474,6 +479,7 @@ def find_time_expressions(text: str, reference: datetime | date | None) -> list[
     return sorted(kept, key=lambda t: t.char_start)
 
 
+_LOWER_MONTH = re.compile(r"\b(?:" + _MONTH_FULL[5:-1].lower() + r")\b", re.I)
 _WEEKDAY_WORD = re.compile(r"^\s*(mon|tue|tues|wed|we|thu|thur|thurs|fri|sat|sun)\.?\s*$", re.I)
 _DATEPARSER_PERIODS = {"day": "day", "week": "week", "month": "month", "year": "year"}
 
@@ -486,6 +492,14 @@ def resolve_time_expression(expr: str, reference: datetime | date | None) -> Tim
     if not expr or not expr.strip() or len(expr) > 200:
         return None
     spans = find_time_expressions(expr, reference)
+    if not spans:
+        # An expression given on its own is temporal by assumption: a bare or lowercase month or
+        # weekday ("march", "Saturday" taken from "on Saturday") is read as one.
+        titled = _LOWER_MONTH.sub(lambda m: m[0].capitalize(), expr)
+        prefix = "in " if _LOWER_MONTH.fullmatch(expr.strip()) else ""
+        spans = [replace(s, char_start=s.char_start - len(prefix), char_end=s.char_end - len(prefix))
+                 for s in find_time_expressions(prefix + titled, reference) if s.char_start >= len(prefix)]
+        spans = [replace(s, text=expr[s.char_start:s.char_end]) for s in spans]
     if spans:
         return max(spans, key=lambda t: t.char_end - t.char_start)
     # dateparser would read a bare "we"/"sat" as a weekday and any lowercase "may" as the month.

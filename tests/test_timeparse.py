@@ -108,10 +108,17 @@ def test_dateparser_fallback_for_other_absolute_forms_and_rejects_noise():
     span = resolve_time_expression("03.05.2021", MON_8_MAY)
     assert span is not None and span.granularity == "day" and span.start.year == 2021
     assert resolve_time_expression("We", MON_8_MAY) is None
-    assert resolve_time_expression("may", MON_8_MAY) is None
+    assert resolve_time_expression("you may come", MON_8_MAY) is None
     assert resolve_time_expression("", MON_8_MAY) is None
 
 
 def test_winter_spans_the_new_year():
     span = resolve_time_expression("last winter", date(2023, 5, 8))
     assert (span.start, span.end) == (date(2022, 12, 1), date(2023, 2, 28))
+
+
+def test_an_expression_given_alone_may_be_a_bare_or_lowercase_month():
+    # when_text "March" (from "in March") and a typed query "in may" must re-resolve the same way.
+    assert resolve_time_expression("March", MON_8_MAY).start == date(2023, 3, 1)
+    span = resolve_time_expression("what happened in may", MON_8_MAY)
+    assert (span.text, span.start, span.granularity) == ("may", date(2023, 5, 1), "month")

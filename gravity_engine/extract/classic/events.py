@@ -1,0 +1,240 @@
+"""Event records from one batch: clauses that carry a temporal expression, and first-person
+eventive clauses ("I adopted a puppy", "we're going to Paris"), reworded in the third person.
+
+Dates: a clause with an expression gets the expression's span, resolved against the session time.
+A clause without one keeps ``date_start`` None and granularity "unknown" — a past-tense verb says
+only "before this session" — except two cases clearly tied to the session: "now / currently /
+right now / at the moment" (the session day) and "just" with a past verb (the week up to it).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from ...anchors import Event
+from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
+from ..base import Batch
+from .entities import canonical_name, clean_name
+from .grammar import clause_tokens, is_first_person, subject_of, third_person
+
+EVENTIVE = {
+    "go", "visit", "start", "begin", "finish", "complete", "adopt", "get", "buy", "run", "sign", "join", "attend",
+    "move", "travel", "take", "make", "build", "create", "paint", "write", "publish", "launch", "quit", "leave",
+    "lose", "win", "graduate", "marry", "meet", "try", "learn", "teach", "volunteer", "host", "organize",
+    "organise", "throw", "celebrate", "apply", "receive", "hike", "camp", "swim", "bake", "cook", "break", "fix",
+    "open", "sell", "pick", "read", "watch", "see", "play", "perform", "sing", "give", "donate", "speak",
+    "present", "return", "come", "arrive", "fly", "drive", "book", "register", "enroll", "enrol", "transition",
+    "found", "hire", "retire", "research", "practice", "practise", "bring", "decide", "plan", "attend", "explore",
+    "perform", "record", "release", "launch", "design", "draw", "craft", "knit", "sew", "plant", "grow",
+    "renovate", "redo", "paint", "climb", "ski", "surf", "bike", "cycle", "walk", "dance", "compete", "train",
+    "interview", "accept", "propose", "lead", "organize", "protest", "march", "rescue", "foster", "pass",
+    "fail", "recover", "injure", "hurt", "break", "lose", "buy", "purchase", "upgrade", "install", "set",
+    "discover", "find", "get", "receive", "invite", "tell", "show", "share", "post", "upload", "finish",
+    "win", "score", "hit", "reach", "achieve", "earn", "launch", "open", "close", "end", "stop", "quit",
+}
+# Verbs of thinking and feeling: a time expression next to them rarely marks an event.
+STATIVE = {"think", "know", "guess", "mean", "seem", "hope", "wish", "bet", "suppose", "believe", "feel",
+           "sound", "look", "love", "like", "want", "need", "remember", "wonder", "agree", "appreciate", "thank",
+           "imagine", "hear", "say", "care", "matter", "understand", "mind", "miss"}
+# Past-tense verbs said of oneself that report talk or thought, not something that happened.
+NOT_EVENTS = {"say", "tell", "ask", "mention", "talk", "chat", "forget", "realize", "realise", "notice", "enjoy",
+              "hate", "send", "show", "let", "keep", "catch", "check", "do", "be", "have", "can", "will",
+              "must", "should", "would", "could", "cause", "use", "need", "reply", "answer", "text"}
+_NON_AGENTS = {"it", "that", "this", "there", "what", "which", "who", "everything", "nothing", "something"}
+_NOW_WORDS = {"now", "currently"}
+_FILLER = re.compile(r"^(?:(?:by the way|anyway|btw|oh|wow|yeah|yes|well|so|and|but|also|plus|guess what|you know)\b[\s,.!-]*)+",
+                     re.I)
+_FUTURE_AUX = {"will", "'ll", "shall", "gonna"}
+
+
+def span_free(spans: list[TimeSpan], verb) -> bool:
+    """True when no temporal expression falls inside the verb's sentence."""
+    sent = verb.sent
+    return not any(sent.start_char <= s.char_start < sent.end_char for s in spans)
+
+
+def _is_question(verb) -> bool:
+    """A clause that asks ("Did you go?", "What did you paint?") asserts no event."""
+    sent = verb.sent
+    if not sent.text.rstrip().endswith("?"):
+        return False
+    first = next((t for t in sent if not t.is_punct and t.dep_ != "intj"), None)
+    subj = subject_of(verb)
+    return first is None or first.tag_ in ("WP", "WRB", "WDT", "MD") or first.pos_ == "AUX" or (
+        subj is not None and subj.lower_ == "you") or verb.i > sent.end - 4
+
+
+def _implicit_first_person(verb) -> bool:
+    """Chat drops the "I": "Researching adoption agencies ...", "Been running longer ..."."""
+    if verb.dep_ != "ROOT" or verb.tag_ not in ("VBG", "VBD", "VBN"):
+        return False
+    lead = [t for t in verb.sent if not t.is_punct and t.dep_ != "intj"][:2]
+    return bool(lead) and (lead[0].i == verb.i or (lead[0].lower_ == "been" and len(lead) > 1 and lead[1].i == verb.i))
+
+
+def _implicit_prefix(speaker: str, first) -> str:
+    if first.lower_ == "been":
+        return f"{speaker} has "
+    return f"{speaker} is " if first.tag_ == "VBG" else f"{speaker} "
+
+
+def _event_tokens(verb, subj) -> list:
+    """The clause of an event, made readable on its own.
+
+    "(I want) to tell you about X" takes its governing verb; "(the painting) I made last week"
+    keeps the noun it describes; "(I love it and) went there" gets its subject back.
+    """
+    if verb.dep_ == "xcomp" and verb.head.pos_ in ("VERB", "AUX"):
+        return clause_tokens(verb.head)
+    tokens = clause_tokens(verb)
+    if verb.dep_ == "relcl":
+        head = verb.head
+        noun = [t for t in head.subtree if t.i <= head.i and t.i >= head.left_edge.i and t.dep_ != "relcl"
+                and not (t.i < head.i and t.dep_ in ("prep", "pobj"))]
+        return sorted({t.i: t for t in [*noun, *tokens]}.values(), key=lambda t: t.i)
+    if subj is not None and all(t.i != subj.i for t in tokens) and subj.i < verb.i:
+        tokens = [subj, *tokens]
+    return tokens
+
+
+def _tense(verb) -> str:
+    aux = {c.lower_ for c in verb.children if c.dep_ in ("aux", "auxpass")}
+    if not aux and verb.tag_ in ("VBG", "VB") and verb.dep_ in ("conj", "advcl", "xcomp") and verb.head is not verb:
+        return _tense(verb.head)  # "I was there, spending the day": the tense of the verb it hangs on
+    if aux & _FUTURE_AUX:
+        return "future"
+    if verb.lemma_ == "go" and verb.tag_ == "VBG" and any(c.dep_ == "xcomp" for c in verb.children):
+        return "future"  # "I'm going to paint"
+    if verb.tag_ == "VBD" or (verb.tag_ == "VBN" and aux & {"have", "'ve", "has", "had", "'d"}):
+        return "past"
+    if verb.tag_ == "VBG" and aux & {"am", "'m", "is", "are", "'re", "was", "were"}:
+        return "progressive"
+    return "present"
+
+
+def _overlaps(tokens, span: TimeSpan) -> bool:
+    return any(t.idx < span.char_end and t.idx + len(t) > span.char_start for t in tokens)
+
+
+def _participants(tokens, subj, speaker: str, other: str | None, speakers: list[str]) -> list[str]:
+    people: list[str] = []
+    words = {t.lower_ for t in tokens}
+    if is_first_person(subj) or words & {"i", "me", "my", "we", "our", "us"}:
+        people.append(speaker)
+    if other and words & {"you", "your"}:
+        people.append(other)
+    for tok in tokens:
+        if tok.ent_type_ == "PERSON" and tok.ent_iob_ == "B":
+            ent = next((e for e in tok.doc.ents if e.start == tok.i), None)
+            if ent is not None:
+                name, _ = canonical_name(clean_name(ent.text), speakers)
+                if name and name not in people:
+                    people.append(name)
+    return people or [speaker]
+
+
+def _where(tokens, verb) -> str:
+    for tok in tokens:
+        if tok.ent_type_ in ("GPE", "LOC", "FAC") and tok.ent_iob_ == "B":
+            ent = next((e for e in tok.doc.ents if e.start == tok.i), None)
+            if ent is not None:
+                return clean_name(ent.text)
+    for prep in (c for c in verb.children if c.dep_ == "prep" and c.lower_ in ("to", "at", "in")):
+        pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.pos_ == "PROPN"), None)
+        if pobj is not None:
+            return clean_name(pobj.text)
+    return ""
+
+
+def _session_day(batch: Batch) -> date | None:
+    when = parse_datetime(batch.session_time) if batch.session_time else None
+    return when.date() if when else None
+
+
+def _near_now(tokens, verb, tense: str, ref: date | None) -> tuple[str, date, date, str] | None:
+    """Clauses tied to the session itself: "right now", "currently", "just" + a past verb."""
+    if ref is None:
+        return None
+    words = [t.lower_ for t in tokens]
+    text = " ".join(words)
+    for phrase in ("right now", "at the moment"):
+        if phrase in text:
+            return phrase, ref, ref, "day"
+    if any(c.dep_ == "advmod" and c.lower_ in _NOW_WORDS for c in verb.children) and tense in ("progressive", "present"):
+        word = next(c.text for c in verb.children if c.dep_ == "advmod" and c.lower_ in _NOW_WORDS)
+        return word, ref, ref, "day"
+    if tense == "past" and any(c.dep_ == "advmod" and c.lower_ == "just" for c in verb.children):
+        return "just", ref - timedelta(days=7), ref, "range"
+    return None
+
+
+def extract_events(batch: Batch, docs: list) -> list[Event]:
+    """Events of the batch, one per qualifying clause, each citing its utterance."""
+    ref = _session_day(batch)
+    speakers = sorted({*batch.speakers, *(u.speaker for u in batch.utterances)})
+    events: list[Event] = []
+    seen: set[str] = set()
+    for utt, doc in zip(batch.utterances, docs):
+        others = [s for s in speakers if s != utt.speaker]
+        other = others[0] if len(others) == 1 else None
+        spans = find_time_expressions(utt.text, ref)
+        used: set[int] = set()
+        for verb in doc:
+            if verb.pos_ not in ("VERB", "AUX") or verb.dep_ in ("aux", "auxpass") or verb.i in used:
+                continue
+            if _is_question(verb):
+                continue
+            subj = subject_of(verb)
+            implicit = subj is None and _implicit_first_person(verb)
+            if (subj is None and not implicit) or (subj is not None and subj.lower_ in _NON_AGENTS):
+                continue
+            lemma = verb.lemma_.lower()
+            tense = "progressive" if implicit and verb.tag_ == "VBG" else _tense(verb)
+            if lemma in ("do", "be", "have") and span_free(spans, verb) or (
+                    lemma == "get" and verb.tag_ == "VBN" and tense == "past"):
+                continue  # "I did", "I've got guts": no event
+            tokens = _event_tokens(verb, subj)
+            if len(tokens) < (3 if implicit else 4):
+                continue
+            span = next((s for s in spans if _overlaps(tokens, s)), None)
+            if span is not None:
+                if lemma in STATIVE or (lemma in ("be", "have") and not any(
+                        c.dep_ in ("prep", "attr", "dobj") for c in verb.children)):
+                    continue
+            else:
+                # First-person past/future clauses are nearly always events unless the verb is one of
+                # thinking, feeling or talking; what others did needs a clearly eventive verb.
+                if tense not in ("past", "future", "progressive"):
+                    continue
+                if implicit or is_first_person(subj):
+                    if lemma in STATIVE or lemma in NOT_EVENTS:
+                        continue
+                elif not ((subj.pos_ == "PROPN" or any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                                                       for c in subj.children)) and lemma in EVENTIVE):
+                    continue
+            what = _FILLER.sub("", third_person(tokens, utt.speaker, other)).strip()
+            if implicit:
+                what = _implicit_prefix(utt.speaker, tokens[0]) + what[:1].lower() + what[1:]
+            what = what[:1].upper() + what[1:]
+            key = what.lower()
+            if key in seen or len(what.split()) < 3:
+                continue
+            seen.add(key)
+            used.update(t.i for t in tokens)
+            event = Event(
+                id=f"ev-b{batch.index}-{len(events) + 1}", what=what,
+                participants=_participants(tokens, subj, utt.speaker, other, speakers),
+                where=_where(tokens, verb), session_id=batch.session_id, session_date=batch.session_time,
+                source_ids=[utt.id],
+            )
+            near = None if span is not None else _near_now(tokens, verb, tense, ref)
+            if span is not None:
+                event.when_text = span.text
+                event.date_start, event.date_end = span.start.isoformat(), span.end.isoformat()
+                event.granularity = span.granularity
+            elif near is not None:
+                event.when_text = near[0]
+                event.date_start, event.date_end, event.granularity = near[1].isoformat(), near[2].isoformat(), near[3]
+            events.append(event)
+    return events

