@@ -319,7 +319,7 @@ BAD_INPUTS = [
      "expected 'Name: text'"),
     ("transcript-text-before-turn", "t.md", "## Session 1\nAna: hi\n## Session 2\njust words\n", {}, "line 4",
      "not a turn"),
-    ("unknown-format", "data.bin", "hello world\nfoo bar\n", {}, "line 1", "unknown format"),
+    ("unknown-format", "data.bin", "\n\nhello world\nfoo bar\n", {}, "line 3", "unknown format"),
     ("unknown-fmt-option", "r.json", _dump([{"speaker": "A", "text": "a"}]), {"fmt": "xml"}, "r.json",
      "unknown format 'xml'"),
     ("long-utterance-error", "r.json", _dump([{"speaker": "A", "text": "x" * 30}]),

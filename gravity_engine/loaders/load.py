@@ -88,10 +88,7 @@ def _entries(src: SourceText, ctx: FileContext, fmt: str | None, cols: ColumnMap
     if kind == "csv":
         return read_rows(csv_rows(src, ctx, cols), ctx, cols, "csv", default_id)
     if kind == "transcript":
-        if not looks_like_transcript(src.text):
-            line = next((ln for ln in iter_lines(src.text) if ln.strip()), "")
-            raise ctx.error(f"{short(line)!r} is not a turn; expected 'Name: text' lines", "line 1")
-        return read_transcript(src, ctx, default_id)
+        return read_transcript(src, ctx, default_id)  # its reader names the first line that is not a turn
     if kind == "jsonl":
         items = [(f"line {n}: $", v) for n, v in parse_jsonl(src, ctx.limits)]
         return _json_entries(items, ctx, fmt, cols, "jsonl", default_id, "$ (the lines)")
@@ -166,7 +163,8 @@ def _sniff(src: SourceText, ctx: FileContext, cols: ColumnMap) -> str:
     by_suffix = {".json": "json", ".txt": "transcript", ".md": "transcript"}.get(src.suffix)
     if by_suffix:
         return by_suffix
-    raise ctx.error(f"unknown format (starts with {short(first, 40)!r}); {_EXPECTED}", "line 1")
+    line = src.text.count("\n", 0, len(src.text) - len(text)) + 1
+    raise ctx.error(f"unknown format (starts with {short(first, 40)!r}); {_EXPECTED}", f"line {line}")
 
 
 def _csv_header(line: str, cols: ColumnMap) -> bool:
