@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 
 from .anchors import AnchorSet, Attribute, Entity, Event, Merge, Relation, Topic
@@ -69,13 +70,15 @@ def _merge_relations(into: list[Relation], new: Iterable[Relation]) -> None:
             index[k] = copy
 
 
-def _absorb(target: Entity, other: Entity) -> None:
+def _absorb(target: Entity, other: Entity, votes: dict[int, Counter] | None = None) -> None:
     """Fold ``other``'s content into ``target`` (no merge record: same name)."""
     _extend_unique(target.aliases, [a for a in other.aliases if name_key(a) != name_key(target.name)])
     if other.name != target.name and name_key(other.name) != name_key(target.name):
         _extend_unique(target.aliases, [other.name])
     if not target.description and other.description:
         target.description = other.description
+    if votes is not None and other.type not in ("", "other"):
+        votes.setdefault(id(target), Counter())[other.type] += other.mentions or len(other.source_ids) or 1
     if target.type in ("", "other") and other.type not in ("", "other"):
         target.type = other.type
     _merge_attributes(target.attributes, other.attributes)
@@ -173,6 +176,9 @@ def consolidate_entities(groups: Iterable[list[Entity]], speakers: list[str],
                          existing: list[Entity] | None = None) -> list[Entity]:
     """One profile per entity across all batches; ids are stable slugs of the canonical name."""
     index = _EntityIndex()
+    # Per-batch types disagree (a small NER model calls a dog an organization in one batch and a pet
+    # in another): the type said most often, weighted by mentions, wins.
+    votes: dict[int, Counter] = {}
     for e in existing or []:
         copy = e.model_copy(deep=True)
         index.entities.append(copy)
@@ -186,9 +192,14 @@ def consolidate_entities(groups: Iterable[list[Entity]], speakers: list[str],
                 copy.mentions = copy.mentions or len(copy.source_ids)
                 index.entities.append(copy)
                 index.register(copy)
+                if copy.type not in ("", "other"):
+                    votes.setdefault(id(copy), Counter())[copy.type] += copy.mentions or 1
             else:
-                _absorb(hit, e)
+                _absorb(hit, e, votes)
                 index.register(hit)
+    for e in index.entities:
+        if id(e) in votes:
+            e.type = votes[id(e)].most_common(1)[0][0]
     entities = _first_name_merges(index.entities, speakers)
     taken = {e.id for e in entities if e.id}
     for e in entities:

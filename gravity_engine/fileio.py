@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+
+# mkstemp creates files as 0600; a store is meant to be shared, so honour the umask like open() does.
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

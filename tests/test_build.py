@@ -246,3 +246,20 @@ def test_estimate_build_counts_calls_per_batch():
     separate = estimate_build(conv, "llm", batch_size=2, fused=False)
     assert fused["calls"] == 9 and separate["calls"] == 27
     assert separate["prompt_tokens"] > fused["prompt_tokens"] > fused["transcript_tokens"]
+
+
+def test_entity_type_is_the_majority_vote_across_batches():
+    groups = [[Entity(id="a", name="Biscuit", type="organization", source_ids=["1"])],
+              [Entity(id="b", name="Biscuit", type="pet", source_ids=["2", "3"])],
+              [Entity(id="c", name="Biscuit", type="pet", source_ids=["4"])]]
+    [biscuit] = consolidate_entities(groups, speakers=[])
+    assert biscuit.type == "pet" and biscuit.mentions == 4
+
+
+def test_store_files_are_readable_by_others(tmp_path, fake_embedder):
+    import os
+    import stat
+
+    build_store(make_conversation(), tmp_path / "s", extractor=WordExtractor(), embedder=fake_embedder)
+    mode = stat.S_IMODE(os.stat(tmp_path / "s" / "anchors.json").st_mode)
+    assert mode & stat.S_IRGRP or os.umask(os.umask(0)) & 0o040
