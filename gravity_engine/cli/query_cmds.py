@@ -1,0 +1,135 @@
+"""CLI commands of the query phase: ask (one question, with and without Gravity) and measure (LLM-free table)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .app import app, friendly_errors
+
+
+def _config(variant: str, no_gravity: bool, k: Optional[int]):
+    from ..query.config import BASELINE, get_variant
+
+    config = BASELINE if no_gravity else get_variant(variant)
+    return config.with_(host_k=k) if k else config
+
+
+def _llm_or_none():
+    """A client when an endpoint is configured, else None (answers are then marked unavailable)."""
+    from ..errors import ConfigError
+    from ..llm import make_client
+
+    try:
+        return make_client()
+    except ConfigError:
+        return None
+
+
+def _print_result(result, show_prompt: bool) -> None:
+    tr = result.trace
+    typer.secho(f"\nHost '{tr.host}' memories for the question (k={tr.host_k}):", bold=True)
+    for m in result.host_memories:
+        typer.echo(f"  {m.score:6.3f}  [{', '.join(m.utterance_ids)}] {m.text[:140]}")
+    if tr.variant != "baseline":
+        t = tr.temporal
+        spans = ", ".join(f"{s['text']} -> {s['start'] or '…'}..{s['end'] or '…'}" for s in t["spans"]) or "none"
+        typer.secho(f"\nTemporal: reference {t['reference'] or 'unknown'}; expressions: {spans}"
+                    f"{'; asks when' if t['asks_when'] else ''}", bold=True)
+        for module, mt in tr.modules.items():
+            typer.secho(f"\n{module}: {mt.n_candidates} candidates ({mt.n_native} native, {mt.n_widened} dense widening, "
+                        f"{mt.n_temporal} temporal), K={mt.k}, kept {len(mt.kept_ids)}", bold=True)
+            for c in mt.candidates[:max(mt.k + 3, 5)]:
+                cos = "  n/a " if c.cosine is None else f"{c.cosine:6.3f}"
+                mark = "*" if c.kept else " "
+                typer.echo(f"  {mark} {c.rank:>3} {cos}  {c.anchor_id:<14} {c.label[:60]:<60}  [{c.native_reason[:40]}] {c.status}")
+        typer.secho(f"\nExpansion queries ({len(tr.expansions)}):", bold=True)
+        for i, e in enumerate(tr.expansions, 1):
+            typer.echo(f"  {i}. [{e.module} {e.anchor_id}] {e.query}")
+        typer.secho(f"\nInjected blocks: " + ", ".join(f"{b.title} {b.tokens} tok" for b in tr.blocks)
+                    + f" (total {tr.injected_tokens})", bold=True)
+    if show_prompt:
+        typer.secho("\nFinal prompt" + (" (with Gravity):" if tr.variant != "baseline" else ":"), bold=True)
+        typer.echo(tr.prompt_with.text)
+    typer.secho("\nAnswers:", bold=True)
+    if tr.answers.status == "answered":
+        typer.echo(f"  host alone  : {tr.answers.without}")
+        if tr.variant != "baseline":
+            typer.echo(f"  with Gravity: {tr.answers.with_}")
+    else:
+        typer.echo("  no endpoint configured: set GRAVITY_LLM_API_KEY or GRAVITY_LLM_BASE_URL to get answers "
+                   "(everything above works offline)")
+    ms = tr.timings_ms
+    typer.echo(f"\nTimings: Gravity query path {ms.get('query_path', 0):.1f} ms, host search {ms.get('host_search', 0):.1f} ms, "
+               f"expanded host search {ms.get('host_expanded_search', 0):.1f} ms")
+
+
+@app.command()
+@friendly_errors
+def ask(
+    store_dir: Path = typer.Argument(..., help="Anchor store directory (a build's --out, e.g. runs/conv-26)."),
+    question: str = typer.Argument(..., help="The question to answer."),
+    host: str = typer.Option("dense", help="Memory system to sit beside: dense, bm25 or fullcontext."),
+    variant: str = typer.Option("full", help="full, +E, +V, +T, +EV, +ET, +VT, -rrk, -exp, +Sum, baseline."),
+    no_gravity: bool = typer.Option(False, "--no-gravity", help="The host alone (no anchors, no expansion)."),
+    question_date: Optional[str] = typer.Option(None, help="Date the question is asked (default: the last session's)."),
+    k: Optional[int] = typer.Option(None, min=1, help="Memories the host returns (default 10)."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="Write the full JSON trace to this file."),
+    prompt: bool = typer.Option(True, "--prompt/--no-prompt", help="Print the final prompt."),
+) -> None:
+    """Answer one question with a host alone and with Gravity's anchors, showing every step."""
+    from ..fileio import atomic_write_text
+    from ..hosts import get_host
+    from ..query import ask as run_ask
+    from ..store import AnchorStore
+
+    config = _config(variant, no_gravity, k)
+    store = AnchorStore.load(store_dir)
+    result = run_ask(store, get_host(host), question, config, question_date=question_date, llm=_llm_or_none())
+    _print_result(result, prompt)
+    if trace:
+        atomic_write_text(trace, result.trace.to_json())
+        typer.echo(f"trace written to {trace}")
+
+
+@app.command()
+@friendly_errors
+def measure(
+    dataset: str = typer.Argument(..., help="locomo or longmemeval."),
+    path: Path = typer.Argument(..., help="The dataset file (e.g. ../shared/data/locomo10.json)."),
+    host: str = typer.Option("dense", help="dense, bm25 or fullcontext."),
+    runs: Path = typer.Option(Path("runs"), "--runs", help="Where stores live (built with the classic backend when missing) and CSVs go."),
+    conversation: Optional[str] = typer.Option(None, "--conversation", "-c", help="Only this conversation (e.g. conv-26)."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N questions."),
+    variant: str = typer.Option("full", help="Query variant (see ask --help)."),
+    budget: int = typer.Option(1000, min=50, help="Total context tokens, the same for host alone and host + anchors."),
+    k: int = typer.Option(10, min=1, help="k of evidence recall@k."),
+) -> None:
+    """LLM-free measures per question category: evidence recall@k, answer coverage, temporal grounding."""
+    from tqdm import tqdm
+
+    from ..embed import get_embedder
+    from ..hosts import get_host
+    from ..measure import MeasureSettings, run_measure
+    from ..query.config import get_variant
+
+    embedder = get_embedder()
+    settings = MeasureSettings(budget=budget, k=k, config=get_variant(variant).with_(host_k=k))
+    bar = tqdm(total=0, unit="q", desc="measuring")
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    report = run_measure(dataset, path, lambda: get_host(host, embedder=embedder), runs, conversation, limit,
+                         settings, embedder, progress,
+                         on_build=lambda cid: bar.write(f"building anchors for {cid} (classic backend) ..."))
+    bar.close()
+    typer.echo("\nCategories: LoCoMo JSON numbers with our names (1 multi-hop, 2 temporal, 3 open-domain, "
+               "4 single-hop, 5 adversarial, left out of 'overall').")
+    typer.echo(f"Coverage: all gold-answer tokens in a {budget}-token context (host alone vs host + anchors).\n")
+    typer.echo(report.table)
+    typer.echo(f"\n{len(report.rows)} questions in {report.seconds:.0f} s; rows: {report.csv_path}; summary: {report.summary_csv_path}")

@@ -1,0 +1,103 @@
+"""The ``dense`` host: utterance- or turn-window-level embedding retrieval, the typical vector memory.
+
+It uses the same sentence-transformers embedder as the anchors. Memory embeddings are cached on
+disk under ``$GRAVITY_HOME/cache/dense/`` keyed by a hash of the memory texts and the model name,
+so a conversation is embedded once per machine.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..conversation import Conversation
+from ..embed import Embedder
+from ..errors import ConfigError
+from ..fileio import atomic_write_bytes
+from .base import Memory
+from .memories import conversation_memories, format_memory_list, memories_fingerprint
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("GRAVITY_HOME") or Path.home() / ".gravity").expanduser() / "cache" / "dense"
+
+
+class DenseHost:
+    """Cosine search over one embedding per utterance (``unit="utterance"``) or per window of turns."""
+
+    name = "dense"
+
+    def __init__(self, embedder: Embedder | None = None, unit: str = "utterance", window: int = 3,
+                 use_cache: bool = True):
+        if unit not in ("utterance", "window"):
+            raise ConfigError(f"dense host: unit must be 'utterance' or 'window', not {unit!r}")
+        self._embedder = embedder
+        self.unit = unit
+        self.window = window
+        self.use_cache = use_cache
+        self.memories: list[Memory] = []
+        self.matrix = np.zeros((0, 1), dtype=np.float32)
+        self._fingerprint = ""
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from ..embed import get_embedder
+
+            self._embedder = get_embedder()
+        return self._embedder
+
+    def ingest(self, conversation: Conversation) -> None:
+        memories = conversation_memories(conversation, self.unit, self.window)
+        fingerprint = memories_fingerprint(memories)
+        if fingerprint == self._fingerprint:
+            return
+        self.memories = memories
+        self.matrix = self._embed(memories, fingerprint)
+        self._fingerprint = fingerprint
+
+    def _embed(self, memories: list[Memory], fingerprint: str) -> np.ndarray:
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.embedder.name)[-60:]
+        path = cache_dir() / f"{fingerprint}-{slug}-{self.unit}{self.window if self.unit == 'window' else ''}.npy"
+        if self.use_cache and path.is_file():
+            try:
+                cached = np.load(path, allow_pickle=False)
+                if cached.shape == (len(memories), self.embedder.dim):
+                    return cached.astype(np.float32, copy=False)
+            except (OSError, ValueError):
+                pass  # a damaged cache file is rebuilt below
+        matrix = self.embedder.encode([m.text for m in memories]) if memories else np.zeros(
+            (0, self.embedder.dim), dtype=np.float32)
+        if self.use_cache:
+            buf = io.BytesIO()
+            np.save(buf, matrix)
+            atomic_write_bytes(path, buf.getvalue())
+        return matrix
+
+    def _top(self, scores: np.ndarray, k: int) -> list[Memory]:
+        k = min(k, len(scores))
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        top = top[np.lexsort((top, -scores[top]))]
+        return [self.memories[i].model_copy(update={"score": float(scores[i])}) for i in top]
+
+    def search(self, query: str, k: int = 10) -> list[Memory]:
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: list[str], k: int = 10) -> list[list[Memory]]:
+        """Several searches with one encoder call (the expansion queries of one question)."""
+        if not queries:
+            return []
+        if not self.memories:
+            return [[] for _ in queries]
+        q = self.embedder.encode(list(queries))
+        scores = q @ self.matrix.T
+        return [self._top(row, k) for row in scores]
+
+    def format_memories(self, memories: list[Memory]) -> str:
+        return format_memory_list(memories)

@@ -1,0 +1,351 @@
+"""LLM-free measures of the query path, per question category.
+
+* **evidence recall@k**: the share of a question's evidence utterances among the host's top-k
+  memories, for the original query alone and after fusing in the expansion queries' results.
+* **answer coverage**: a question is covered when every part of its gold answer occurs in the
+  final context. Rule: the gold is split into parts on commas, semicolons, "and", "or"; gold and
+  context are normalized the same way (lowercase, split on anything that is not a letter or digit,
+  drop the articles a/an/the, drop a possessive or plain plural "s"); a part is present when its
+  tokens occur as one contiguous run inside one context line (memory or anchor line). So
+  "7 May 2023" is covered by "(7 May 2023)" but not by "17 May" plus a "2023" elsewhere. Host alone
+  and host + anchors get the SAME total token budget: with Gravity the anchor blocks (at most
+  ``anchor_share`` of it, lowest-ranked anchors dropped to fit) take part of the budget and the
+  memories fill the rest (the fused top-k first, then the host's own ranking).
+* **temporal grounding** (LoCoMo category 2): the share of questions whose gold date lies in the
+  resolved date range of an injected event, counting only events whose range is at most 6 days
+  wider than the gold period (a "2023" event does not ground "7 May 2023"); gold answers with no
+  parseable date are left out and counted.
+
+LoCoMo categories are printed by number and our name: 1 multi-hop, 2 temporal, 3 open-domain,
+4 single-hop, 5 adversarial (reported apart: its gold is usually an adversarial answer or none).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Callable
+
+from pydantic import BaseModel
+
+from .conversation import Conversation, Question
+from .embed import Embedder
+from .errors import InputError
+from .hosts.base import Host, Memory
+from .query.config import FULL, Mode, QueryConfig
+from .query.inject import InjectedContext, count_tokens, fit_context
+from .query.pipeline import GravityQuery, fuse, host_search_many
+from .query.text import normalize_token
+from .store import ANCHORS_FILE, AnchorStore
+
+LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
+LONGMEMEVAL_TYPES = {"single-session-user": "SSU", "single-session-assistant": "SSA",
+                     "single-session-preference": "SSP", "multi-session": "MS", "knowledge-update": "KU",
+                     "temporal-reasoning": "TR"}
+_SPLIT = re.compile(r"[^a-z0-9]+")
+_ARTICLES = {"a", "an", "the"}
+
+Progress = Callable[[int, int], None]
+
+
+def answer_tokens(text: str) -> list[str]:
+    """The coverage rule's tokens (see the module docstring)."""
+    return [normalize_token(t) for t in _SPLIT.split(str(text).lower()) if t and t not in _ARTICLES]
+
+
+def gold_parts(gold: str) -> list[str]:
+    """The gold answer split on commas, semicolons and ' and '/' or ', each part as normalized tokens."""
+    parts = re.split(r"[,;]|\band\b|\bor\b", str(gold), flags=re.I)
+    return [" ".join(toks) for toks in (answer_tokens(p) for p in parts) if toks]
+
+
+def _norm_text(lines: list[str]) -> str:
+    """The context as one normalized token stream; lines are kept apart so no part spans two of them."""
+    return "\n".join(" " + " ".join(answer_tokens(line)) + " " for line in lines)
+
+
+def covers(gold: str, context: str) -> bool | None:
+    """True when every gold part occurs as a contiguous token run in the normalized context (``_norm_text``);
+    None when the gold answer has no tokens."""
+    parts = gold_parts(gold)
+    if not parts:
+        return None
+    return all(f" {p} " in context for p in parts)
+
+
+def category_label(category: str, dataset: str) -> str:
+    if dataset == "locomo":
+        return f"{category} {LOCOMO_CATEGORIES.get(category, '?')}"
+    return LONGMEMEVAL_TYPES.get(category, category)
+
+
+class MeasureRow(BaseModel):
+    conversation: str
+    question_id: str
+    category: str
+    category_label: str
+    question: str
+    gold: str
+    n_evidence: int
+    recall_host: float | None
+    recall_expanded: float | None
+    covered_host: bool | None
+    covered_gravity: bool | None
+    host_tokens: int
+    gravity_tokens: int
+    anchor_tokens: int
+    n_expansions: int
+    temporal_grounded: bool | None = None  # only LoCoMo category 2 with a parseable gold date
+
+
+@dataclass
+class MeasureSettings:
+    budget: int = 1000  # total context tokens, the same with and without Gravity
+    anchor_share: float = 0.5  # most of the budget anchors may take
+    k: int = 10  # recall@k and the host's k for fusion
+    pool: int = 60  # memories fetched to fill the budget
+    config: QueryConfig = field(default_factory=lambda: FULL)
+
+
+def _fill(memories: list[Memory], budget: int, host: Host, cost: dict) -> tuple[list[str], int]:
+    lines, used = [], 0
+    for m in memories:
+        key = tuple(m.utterance_ids) or (m.text,)
+        if key not in cost:
+            line = host.format_memories([m]).removeprefix("- ")
+            cost[key] = (line, count_tokens(line) + 1)
+        line, n = cost[key]
+        if used + n > budget:
+            break
+        lines.append(line)
+        used += n
+    return lines, used
+
+
+def _recall(evidence: list[str], memories: list[Memory]) -> float | None:
+    if not evidence:
+        return None
+    got = {u for m in memories for u in m.utterance_ids}
+    return sum(1 for e in evidence if e in got) / len(evidence)
+
+
+def _gold_spans(gold: str, reference: date | None):
+    from .timeparse import find_time_expressions
+
+    return find_time_expressions(gold, reference)
+
+
+def _grounded(gold: str, reference: date | None, events) -> bool | None:
+    spans = _gold_spans(gold, reference)
+    if not spans:
+        return None
+    for ev in events:
+        if not ev.date_start:
+            continue
+        try:
+            s = date.fromisoformat(ev.date_start[:10])
+            e = date.fromisoformat((ev.date_end or ev.date_start)[:10])
+        except ValueError:
+            continue
+        for g in spans:
+            wide_ok = (e - s).days <= (g.end - g.start).days + 6
+            if wide_ok and s <= g.end and e >= g.start:
+                return True
+    return False
+
+
+def measure_conversation(store: AnchorStore, host: Host, questions: list[Question], dataset: str = "locomo",
+                         settings: MeasureSettings | None = None, embedder: Embedder | None = None,
+                         progress: Progress | None = None, done_before: int = 0, total: int | None = None) -> list[MeasureRow]:
+    """One row per question of one conversation (see the module docstring for each measure)."""
+    settings = settings or MeasureSettings()
+    config = settings.config
+    gq = GravityQuery(store, embedder, config)
+    host.ingest(store.conversation)
+    cost: dict = {}
+    rows: list[MeasureRow] = []
+    total = total or len(questions)
+    for i, q in enumerate(questions):
+        gold = "" if q.answer is None else str(q.answer)
+        original = host.search(q.question, settings.pool)
+        g = gq.run(q.question, q.question_date, config)
+        k = settings.k
+        fused = original
+        if g.expansions and not getattr(host, "query_independent", False):
+            lists = [original[:k]] + host_search_many(host, [e.query for e in g.expansions], k)
+            top = [m for m, _, _ in fuse(lists, config.fusion_weights(len(lists) - 1), k, config.rrf_c)]
+            seen = {tuple(m.utterance_ids) for m in top}
+            # The host returns k; past them the budget is filled from its own ranking, as for the host alone.
+            fused = top + [m for m in original if tuple(m.utterance_ids) not in seen]
+        host_lines, host_used = _fill(original, settings.budget, host, cost)
+        anchor_text, anchor_used = "", 0
+        if config.mode != Mode.none and g.context.blocks:
+            cap = int(settings.budget * settings.anchor_share)
+            if config.mode == Mode.anchors:
+                fitted = fit_context(g.selected, cap)
+            else:
+                fitted = g.context if g.context.total_tokens <= cap else InjectedContext()
+            anchor_text, anchor_used = fitted.text, fitted.total_tokens
+        grav_lines, grav_used = _fill(fused, settings.budget - anchor_used, host, cost)
+        host_text = _norm_text(host_lines)
+        grav_text = _norm_text(grav_lines + ([anchor_text] if anchor_text else []))
+        grounded = None
+        if dataset == "locomo" and q.category == "2" and gold:
+            events = [a for a in g.selected.get("events", []) if f"[{a.id};" in anchor_text]
+            grounded = _grounded(gold, g.qtime.reference, events)
+        rows.append(MeasureRow(
+            conversation=store.anchors.conversation_id or (store.conversation.id if store.conversation else ""),
+            question_id=q.id, category=q.category, category_label=category_label(q.category, dataset),
+            question=q.question, gold=gold, n_evidence=len(q.evidence),
+            recall_host=_recall(q.evidence, original[:k]),
+            recall_expanded=_recall(q.evidence, fused[:k]),
+            covered_host=covers(gold, host_text) if gold else None,
+            covered_gravity=covers(gold, grav_text) if gold else None,
+            host_tokens=host_used, gravity_tokens=grav_used + anchor_used, anchor_tokens=anchor_used,
+            n_expansions=len(g.expansions), temporal_grounded=grounded,
+        ))
+        if progress:
+            progress(done_before + i + 1, total)
+    return rows
+
+
+def _mean(values) -> float | None:
+    vals = [float(v) for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def summarize(rows: list[MeasureRow]) -> list[dict]:
+    """Per category (plus 'overall' without LoCoMo's category 5): means of every measure and counts."""
+    groups: dict[str, list[MeasureRow]] = defaultdict(list)
+    for r in rows:
+        groups[r.category_label].append(r)
+    overall = [r for r in rows if not r.category_label.startswith("5 ")]
+    out = []
+    for label, items in [*sorted(groups.items()), ("overall (excl. 5)", overall)]:
+        if not items:
+            continue
+        grounded = [r.temporal_grounded for r in items if r.temporal_grounded is not None]
+        out.append({
+            "category": label, "n": len(items),
+            "recall_host": _mean(r.recall_host for r in items),
+            "recall_expanded": _mean(r.recall_expanded for r in items),
+            "coverage_host": _mean(r.covered_host for r in items),
+            "coverage_gravity": _mean(r.covered_gravity for r in items),
+            "temporal_grounding": _mean(grounded),
+            "n_grounding": len(grounded),
+            "tokens_host": _mean(r.host_tokens for r in items),
+            "tokens_gravity": _mean(r.gravity_tokens for r in items),
+        })
+    return out
+
+
+def format_table(summary: list[dict], k: int = 10) -> str:
+    def pct(v):
+        return "   -  " if v is None else f"{100 * v:5.1f}%"
+
+    head = (f"{'category':<22}{'n':>5}  {'R@' + str(k) + ' host':>10}{'R@' + str(k) + ' +exp':>10}"
+            f"{'cov host':>10}{'cov +grav':>10}{'Δcov':>8}{'t-ground':>10}{'tok host':>10}{'tok grav':>10}")
+    lines = [head, "-" * len(head)]
+    for s in summary:
+        delta = (None if s["coverage_gravity"] is None or s["coverage_host"] is None
+                 else s["coverage_gravity"] - s["coverage_host"])
+        d = "   -  " if delta is None else f"{100 * delta:+5.1f}"
+        ground = pct(s["temporal_grounding"]) if s["n_grounding"] else "   -  "
+        lines.append(f"{s['category']:<22}{s['n']:>5}  {pct(s['recall_host']):>10}{pct(s['recall_expanded']):>10}"
+                     f"{pct(s['coverage_host']):>10}{pct(s['coverage_gravity']):>10}{d:>8}{ground:>10}"
+                     f"{(s['tokens_host'] or 0):>10.0f}{(s['tokens_gravity'] or 0):>10.0f}")
+    return "\n".join(lines)
+
+
+def write_csv(rows: list[MeasureRow], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(MeasureRow.model_fields))
+        writer.writeheader()
+        for r in rows:
+            writer.writerow(r.model_dump())
+    return path
+
+
+@dataclass
+class MeasureReport:
+    rows: list[MeasureRow]
+    summary: list[dict]
+    csv_path: Path | None
+    summary_csv_path: Path | None
+    table: str
+    built: list[str]
+    seconds: float
+
+
+def ensure_store(conversation: Conversation, runs_dir: Path, embedder: Embedder | None = None,
+                 backend: str = "classic") -> tuple[AnchorStore, bool]:
+    """The store under ``runs_dir/<conversation id>``, built with ``backend`` when it is missing."""
+    out = Path(runs_dir) / conversation.id
+    if (out / ANCHORS_FILE).is_file():
+        return AnchorStore.load(out), False
+    from .build import build_store
+
+    return build_store(conversation, out, backend=backend, embedder=embedder), True
+
+
+def run_measure(dataset: str, path: str | Path, host_factory: Callable[[], Host], runs_dir: str | Path,
+                conversation: str | None = None, limit: int | None = None, settings: MeasureSettings | None = None,
+                embedder: Embedder | None = None, progress: Progress | None = None,
+                on_build: Callable[[str], None] | None = None) -> MeasureReport:
+    """Measure every question (or the first ``limit``) of ``path``; builds missing stores; writes CSVs."""
+    from .loaders import load_conversations
+
+    started = time.perf_counter()
+    settings = settings or MeasureSettings()
+    dataset = dataset.lower()
+    if dataset not in ("locomo", "longmemeval"):
+        raise InputError(f"unknown dataset {dataset!r}; choose locomo or longmemeval", source=str(path))
+    conversations = load_conversations(path, conversation=conversation)
+    if not conversations:
+        raise InputError("no conversation to measure" + (f" with id {conversation!r}" if conversation else ""),
+                         source=str(path))
+    plan: list[tuple[Conversation, list[Question]]] = []
+    left = limit
+    for conv in conversations:
+        qs = [q for q in conv.questions if q.answer is not None or q.category == "5"]
+        if left is not None:
+            qs = qs[:left]
+            left -= len(qs)
+        if qs:
+            plan.append((conv, qs))
+        if left is not None and left <= 0:
+            break
+    total = sum(len(qs) for _, qs in plan)
+    runs = Path(runs_dir)
+    rows: list[MeasureRow] = []
+    built: list[str] = []
+    host_name = "host"
+    for conv, qs in plan:
+        if on_build and not (runs / conv.id / ANCHORS_FILE).is_file():
+            on_build(conv.id)
+        store, was_built = ensure_store(conv, runs, embedder)
+        if was_built:
+            built.append(conv.id)
+        if store.conversation is None:
+            store.conversation = conv
+        host = host_factory()
+        host_name = getattr(host, "name", host_name)
+        rows += measure_conversation(store, host, qs, dataset, settings, embedder, progress, len(rows), total)
+    summary = summarize(rows)
+    stem = f"measure_{dataset}_{host_name}_{settings.config.variant.replace('+', 'plus').replace('-', 'minus')}"
+    if conversation:
+        stem += f"_{conversation}"
+    csv_path = write_csv(rows, runs / f"{stem}.csv")
+    summary_path = runs / f"{stem}_summary.csv"
+    with open(summary_path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(summary[0]) if summary else ["category"])
+        writer.writeheader()
+        writer.writerows(summary)
+    return MeasureReport(rows=rows, summary=summary, csv_path=csv_path, summary_csv_path=summary_path,
+                         table=format_table(summary, settings.k), built=built, seconds=time.perf_counter() - started)

@@ -1,0 +1,116 @@
+"""Query-time options and the named variants of the method's ablations.
+
+The method's text gives no numbers for K, sigma or the temporal slots; the defaults below are our
+own choice, picked on LoCoMo with the classic anchors and the dense host (see ``measure``), and every
+one of them can be overridden.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+from ..errors import ConfigError
+
+
+class Mode(str, Enum):
+    """What goes into the anchor slot of the prompt."""
+
+    anchors = "anchors"  # Gravity's structured anchors (the method)
+    summaries = "summaries"  # +Sum: free-form batch summaries, same slot, no expansion
+    none = "none"  # the host alone
+
+
+class QueryConfig(BaseModel):
+    """Every knob of the query path; ``VARIANTS`` holds the named presets."""
+
+    variant: str = "full"
+    mode: Mode = Mode.anchors
+    modules: tuple[str, ...] = ("entities", "events", "topics")
+    # Top-K per module, kept only when cosine >= sigma.
+    K_E: int = Field(3, ge=0, description="entity profiles kept")
+    K_V: int = Field(6, ge=0, description="event records kept")
+    K_T: int = Field(2, ge=0, description="topic arcs kept")
+    sigma: float = Field(0.25, ge=-1.0, le=1.0, description="minimum cosine similarity to keep an anchor")
+    rerank: bool = Field(True, description="False is the -rrk ablation: native-match order, no sigma cut")
+    # Temporal preservation: up to R of the K_V event slots go to events whose dates match the query's.
+    temporal_slots: int = Field(3, ge=0, alias="R")
+    temporal: bool = True
+    recent_days: int = Field(60, ge=1, description="'recently' = this many days before the reference time")
+    # Fuzzy name matching (rapidfuzz ratio, 0..100) for query words of at least fuzzy_min_len letters.
+    fuzzy_cutoff: float = Field(88.0, ge=0, le=100)
+    fuzzy_min_len: int = Field(4, ge=1)
+    # Widening: when native matching yields fewer than widen_min(module) candidates, add the best
+    # dense matches over the whole module, up to this many per module (0 turns widening off).
+    widen: bool = True
+    widen_k: int = Field(20, ge=0)
+    widen_min_factor: float = Field(2.0, ge=0, description="widen when candidates < factor * K")
+    # Query expansion (method: budget 9, round-robin topic -> entity -> event, stop when a module runs dry).
+    expand: bool = True
+    expansion_budget: int = Field(9, ge=0)
+    expansion_order: tuple[str, ...] = ("topics", "entities", "events")
+    continue_after_exhausted: bool = False
+    per_anchor_queries: int = Field(2, ge=1, description="expansion queries one anchor may contribute")
+    # Host search and fusion of the original and expanded results (reciprocal-rank fusion).
+    host_k: int = Field(10, ge=1)
+    rrf_c: float = Field(60.0, gt=0)
+    # None: the original list weighs half as much as all expansion lists together. On LoCoMo conv-26
+    # (dense host, k=10) that gave the best evidence recall of the weights tried (1, 2, 3, 5, 9):
+    # expansions promote what several of them agree on without burying the original's best hits.
+    original_weight: float | None = Field(None, gt=0, description="RRF weight of the original query's list")
+    expansion_weight: float = Field(1.0, ge=0)
+
+    model_config = {"populate_by_name": True, "frozen": True}
+
+    def fusion_weights(self, n_expansions: int) -> list[float]:
+        original = self.original_weight or max(1.0, 0.5 * n_expansions * self.expansion_weight)
+        return [original] + [self.expansion_weight] * n_expansions
+
+    def k_for(self, module: str) -> int:
+        if module not in self.modules:
+            return 0
+        return {"entities": self.K_E, "events": self.K_V, "topics": self.K_T}[module]
+
+    @property
+    def R(self) -> int:  # noqa: N802 - the method's name for it
+        return self.temporal_slots
+
+    def with_(self, **changes) -> QueryConfig:
+        """A copy with some fields changed (the model is frozen so presets cannot be mutated)."""
+        return self.model_copy(update=changes)
+
+
+_ALL = ("entities", "events", "topics")
+FULL = QueryConfig(variant="full")
+ENTITIES_ONLY = QueryConfig(variant="+E", modules=("entities",))
+EVENTS_ONLY = QueryConfig(variant="+V", modules=("events",))
+TOPICS_ONLY = QueryConfig(variant="+T", modules=("topics",))
+ENTITIES_EVENTS = QueryConfig(variant="+EV", modules=("entities", "events"))
+ENTITIES_TOPICS = QueryConfig(variant="+ET", modules=("entities", "topics"))
+EVENTS_TOPICS = QueryConfig(variant="+VT", modules=("events", "topics"))
+NO_RERANK = QueryConfig(variant="-rrk", rerank=False)
+NO_EXPANSION = QueryConfig(variant="-exp", expand=False)
+SUMMARIES = QueryConfig(variant="+Sum", mode=Mode.summaries, expand=False)
+BASELINE = QueryConfig(variant="baseline", mode=Mode.none, expand=False)
+
+VARIANTS: dict[str, QueryConfig] = {
+    c.variant: c
+    for c in (FULL, ENTITIES_ONLY, EVENTS_ONLY, TOPICS_ONLY, ENTITIES_EVENTS, ENTITIES_TOPICS, EVENTS_TOPICS,
+              NO_RERANK, NO_EXPANSION, SUMMARIES, BASELINE)
+}
+# Spellings people type: "+EVT" is the method's name for the full combination.
+_ALIASES = {"+evt": "full", "evt": "full", "none": "baseline", "host": "baseline", "sum": "+Sum",
+            "rrk": "-rrk", "exp": "-exp"}
+
+
+def get_variant(name: str) -> QueryConfig:
+    """The preset named ``name`` (case-insensitive; '+EVT' = 'full'); ConfigError lists the known ones."""
+    key = name.strip()
+    lowered = {k.lower(): k for k in VARIANTS}
+    key = _ALIASES.get(key.lower(), key)
+    if key in VARIANTS:
+        return VARIANTS[key]
+    if key.lower() in lowered:
+        return VARIANTS[lowered[key.lower()]]
+    raise ConfigError(f"unknown variant {name!r}; choose one of {', '.join(VARIANTS)}")

@@ -1,0 +1,318 @@
+"""The query path end to end: host search alone, anchor retrieval, expansion, fusion, injection, answers.
+
+``GravityQuery(store).run(question)`` is the Gravity path alone (what ``benchmarks/query.py`` times):
+query embedding, temporal detection, per-module retrieval and rerank, expansion, injection.
+``ask(store, host, question)`` adds the host: its search for the question and for each expansion
+query, reciprocal-rank fusion of those lists within the host's k, the answer prompt without and
+with the anchors, and the answers when an LLM client is given. Everything lands in a ``QueryTrace``.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from datetime import date
+
+import numpy as np
+
+from ..anchors import MODULES, Anchor
+from ..embed import DEFAULT_MODEL, Embedder
+from ..errors import ConfigError, GravityError, StoreError
+from ..hosts.base import Host, Memory
+from ..store import AnchorStore
+from . import temporal
+from .config import FULL, Mode, QueryConfig, get_variant
+from .expand import Expansion, expand
+from .index import AnchorIndex
+from .inject import BLOCK_TITLES, InjectedContext, answer_messages, count_tokens, prompt_text, render_context, render_summaries
+from .retrieve import ModuleSelection, select_module
+from .summaries import pick_summaries, store_summaries
+from .text import content_tokens
+from .trace import (AnswerTrace, BlockTrace, CandidateTrace, ExpansionTrace, HostSearchTrace, MemoryTrace,
+                    MergedMemory, ModuleTrace, PromptTrace, QueryTrace)
+
+
+_BLAS = None
+
+
+def _one_blas_thread():
+    """BLAS limited to one thread around the query's small products: on a busy 2-core machine a second
+    OpenBLAS thread made a 5,000-row gather-and-dot 5x slower, and one vector gains nothing from it."""
+    global _BLAS
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - installed with scikit-learn
+        return nullcontext()
+    if _BLAS is None:
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+def resolve_embedder(store: AnchorStore, embedder: Embedder | None = None) -> Embedder:
+    """The embedder the store was built with (or the one given), checked against the stored matrices."""
+    dims = {m.shape[1] for m in store.embeddings.values() if m.ndim == 2 and m.shape[0]}
+    if embedder is None:
+        name = store.anchors.built_with.embedding_model or DEFAULT_MODEL
+        if name == "fake-embedder":  # stores written by tests
+            from ..testing import FakeEmbedder
+
+            embedder = FakeEmbedder(dim=dims.pop() if dims else 64)
+        else:
+            from ..embed import get_embedder
+
+            embedder = get_embedder(name)
+    if dims and embedder.dim not in dims:
+        raise ConfigError(f"{store.path or 'store'}: anchors were embedded with {sorted(dims)} dimensions "
+                          f"({store.anchors.built_with.embedding_model or 'unknown model'}), but the query embedder "
+                          f"{embedder.name!r} gives {embedder.dim}")
+    return embedder
+
+
+@dataclass
+class GravityResult:
+    """What the Gravity path decided for one question, before any host or LLM."""
+
+    question: str
+    config: QueryConfig
+    qtime: temporal.QueryTime
+    modules: dict[str, ModuleSelection] = field(default_factory=dict)
+    selected: dict[str, list[Anchor]] = field(default_factory=dict)
+    expansions: list[Expansion] = field(default_factory=list)
+    context: InjectedContext = field(default_factory=InjectedContext)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class GravityQuery:
+    """The anchor side of the query path for one store; build once, call ``run`` per question."""
+
+    def __init__(self, store: AnchorStore, embedder: Embedder | None = None, config: QueryConfig | str = FULL,
+                 count=count_tokens):
+        if isinstance(config, str):
+            config = get_variant(config)
+        store.check_embeddings()
+        self.store = store
+        self.config = config
+        self.embedder = resolve_embedder(store, embedder)
+        self.index = AnchorIndex.for_store(store)
+        self.count = count
+        self._rows = {m: store.anchors.module(m) for m in MODULES}
+
+    def reference(self, question_date: str | date | None = None) -> date | None:
+        if question_date:
+            ref = temporal._as_date(question_date)
+            if ref is None:
+                raise GravityError(f"question date {question_date!r} is not a date")
+            return ref
+        conv = self.store.conversation
+        last = conv.last_time() if conv is not None else None
+        return last.date() if last else None
+
+    def run(self, question: str, question_date: str | date | None = None, config: QueryConfig | None = None) -> GravityResult:
+        """Embed, detect time, retrieve and rerank per module, expand, inject (the timed query path)."""
+        config = config or self.config
+        t = time.perf_counter
+        timings: dict[str, float] = {}
+        t0 = t()
+        qtime = temporal.detect(question, self.reference(question_date), config.recent_days)
+        timings["temporal"] = (t() - t0) * 1000
+        result = GravityResult(question=question, config=config, qtime=qtime, timings_ms=timings)
+        if config.mode == Mode.none:
+            return result
+        t0 = t()
+        qvec = self.embedder.encode([question])[0]
+        timings["embed"] = (t() - t0) * 1000
+        t0 = t()
+        if config.mode == Mode.summaries:
+            target = self._full_size(question, qvec, qtime)
+            summaries, matrix = store_summaries(self.store, self.embedder)
+            chosen = pick_summaries(summaries, matrix, qvec, target, self.count)
+            timings["retrieve"] = (t() - t0) * 1000
+            t0 = t()
+            result.context = render_summaries([(s.id, s.text) for s in chosen], self.count)
+            timings["inject"] = (t() - t0) * 1000
+            return result
+        qtokens = content_tokens(question)
+        with _one_blas_thread():
+            for module in MODULES:
+                if module not in config.modules:
+                    continue
+                sel = select_module(module, self.store, self.index, qvec, qtokens, config, qtime)
+                result.modules[module] = sel
+                rows = self._rows[module]
+                result.selected[module] = [rows[r] for r in sel.kept]
+        timings["retrieve"] = (t() - t0) * 1000
+        t0 = t()
+        result.expansions = expand(result.selected, config, question)
+        timings["expand"] = (t() - t0) * 1000
+        t0 = t()
+        result.context = render_context(result.selected, self.count)
+        timings["inject"] = (t() - t0) * 1000
+        return result
+
+    def _full_size(self, question: str, qvec: np.ndarray, qtime: temporal.QueryTime) -> int:
+        """Tokens the full variant would inject for this question: +Sum is matched to it."""
+        full = FULL
+        qtokens = content_tokens(question)
+        selected = {}
+        for module in MODULES:
+            sel = select_module(module, self.store, self.index, qvec, qtokens, full, qtime)
+            selected[module] = [self._rows[module][r] for r in sel.kept]
+        return max(render_context(selected, self.count).total_tokens, 1)
+
+
+def memory_key(m: Memory) -> tuple:
+    return tuple(m.utterance_ids) if m.utterance_ids else (m.text,)
+
+
+def fuse(lists: list[list[Memory]], weights: list[float], k: int, c: float = 60.0) -> list[tuple[Memory, float, list[int]]]:
+    """Weighted reciprocal-rank fusion: score = sum of w / (c + rank); duplicates merged; best k kept."""
+    scores: dict[tuple, float] = {}
+    first: dict[tuple, Memory] = {}
+    origin: dict[tuple, list[int]] = {}
+    for li, (memories, w) in enumerate(zip(lists, weights)):
+        for rank, m in enumerate(memories, start=1):
+            key = memory_key(m)
+            scores[key] = scores.get(key, 0.0) + w / (c + rank)
+            first.setdefault(key, m)
+            origin.setdefault(key, []).append(li)
+    order = sorted(scores, key=lambda key: -scores[key])  # stable: ties keep first-seen order
+    return [(first[key], scores[key], origin[key]) for key in order[:k]]
+
+
+def host_search_many(host: Host, queries: list[str], k: int) -> list[list[Memory]]:
+    many = getattr(host, "search_many", None)
+    if callable(many):
+        return many(queries, k)
+    return [host.search(q, k) for q in queries]
+
+
+@dataclass
+class QueryResult:
+    """One question through host and Gravity: the trace plus the objects callers want directly."""
+
+    trace: QueryTrace
+    gravity: GravityResult
+    host_memories: list[Memory]
+    merged_memories: list[Memory]
+    messages_without: list[dict[str, str]]
+    messages_with: list[dict[str, str]]
+
+    @property
+    def answer_without(self) -> str | None:
+        return self.trace.answers.without
+
+    @property
+    def answer_with(self) -> str | None:
+        return self.trace.answers.with_
+
+
+def _memory_traces(memories: list[Memory]) -> list[MemoryTrace]:
+    return [MemoryTrace(text=m.text, utterance_ids=m.utterance_ids, score=m.score, timestamp=m.timestamp,
+                        session_id=m.session_id, rank=i + 1) for i, m in enumerate(memories)]
+
+
+def _label(anchor: Anchor) -> str:
+    return getattr(anchor, "name", None) or getattr(anchor, "label", None) or getattr(anchor, "what", "")
+
+
+def module_traces(store: AnchorStore, gravity: GravityResult, max_candidates: int = 200) -> dict[str, ModuleTrace]:
+    out: dict[str, ModuleTrace] = {}
+    for module, sel in gravity.modules.items():
+        rows = store.anchors.module(module)
+        cands = []
+        status = sel.status
+        for i in range(min(len(sel.rows), max_candidates)):
+            a = rows[int(sel.rows[i])]
+            cos = float(sel.cosine[i])
+            cands.append(CandidateTrace(anchor_id=a.id, label=_label(a), native_reason=sel.reason(i),
+                                        native_score=round(float(sel.native[i]), 4),
+                                        cosine=None if np.isnan(cos) else round(cos, 4), rank=i + 1,
+                                        kept=status[i] in ("kept", "temporal slot"), status=status[i]))
+        out[module] = ModuleTrace(module=module, k=gravity.config.k_for(module), n_anchors=len(rows),
+                                  n_candidates=len(sel.rows), n_native=sel.n_native, n_widened=sel.n_widened,
+                                  n_temporal=sel.n_temporal, matched_terms=sel.matched_terms,
+                                  kept_ids=[rows[r].id for r in sel.kept], truncated=len(sel.rows) > max_candidates,
+                                  candidates=cands)
+    return out
+
+
+def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str = FULL,
+        question_date: str | None = None, llm=None, embedder: Embedder | None = None,
+        gravity: GravityQuery | None = None, max_candidates: int = 200) -> QueryResult:
+    """Answer ``question`` with ``host`` alone and with Gravity; the answers need ``llm`` (else marked unavailable)."""
+    if isinstance(config, str):
+        config = get_variant(config)
+    if store.conversation is None:
+        raise StoreError(f"{store.path or 'store'}: no conversation.json, so no host can ingest the conversation")
+    gq = gravity or GravityQuery(store, embedder, config)
+    t = time.perf_counter
+    host.ingest(store.conversation)
+    k = config.host_k
+    t0 = t()
+    original = host.search(question, k)
+    host_ms = (t() - t0) * 1000
+    g = gq.run(question, question_date, config)
+    lists = [original]
+    searches = [HostSearchTrace(query=question, source="original", memories=_memory_traces(original))]
+    t0 = t()
+    if g.expansions and not getattr(host, "query_independent", False):
+        expanded = host_search_many(host, [e.query for e in g.expansions], k)
+        for e, mems in zip(g.expansions, expanded):
+            lists.append(mems)
+            searches.append(HostSearchTrace(query=e.query, source="expansion", module=e.module, anchor_id=e.anchor_id,
+                                            memories=_memory_traces(mems)))
+    expanded_ms = (t() - t0) * 1000
+    if len(lists) > 1:
+        fused = fuse(lists, config.fusion_weights(len(lists) - 1), k, config.rrf_c)
+    else:
+        fused = [(m, 0.0, [0]) for m in original]
+    merged = [m for m, _, _ in fused]
+
+    def lines(memories: list[Memory]) -> list[str]:
+        return [host.format_memories([m]).removeprefix("- ") for m in memories]
+
+    qdate = str(question_date) if question_date else None
+    without = answer_messages(question, lines(original), None, qdate)
+    with_ = answer_messages(question, lines(merged), g.context, qdate) if config.mode != Mode.none else without
+    answers = AnswerTrace()
+    llm_ms = 0.0
+    if llm is not None:
+        t0 = t()
+        answers = _answer(llm, without, with_, config.mode == Mode.none)
+        llm_ms = (t() - t0) * 1000
+    timings = dict(g.timings_ms)
+    timings["query_path"] = sum(timings.get(s, 0.0) for s in ("embed", "temporal", "retrieve", "expand", "inject"))
+    timings.update(host_search=host_ms, host_expanded_search=expanded_ms, llm=llm_ms)
+    trace = QueryTrace(
+        question=question, question_date=qdate,
+        reference_time=g.qtime.reference.isoformat() if g.qtime.reference else None,
+        variant=config.variant, config=config.model_dump(mode="json"), host=getattr(host, "name", type(host).__name__),
+        host_k=k, temporal=g.qtime.as_dict(), modules=module_traces(store, g, max_candidates),
+        expansions=[ExpansionTrace(query=e.query, module=e.module, anchor_id=e.anchor_id) for e in g.expansions],
+        host_results=searches,
+        merged=[MergedMemory(**_memory_traces([m])[0].model_dump() | {"rank": i + 1}, rrf=round(s, 6), from_lists=o)
+                for i, (m, s, o) in enumerate(fused)],
+        blocks=[BlockTrace(module=m, title=BLOCK_TITLES.get(m, "Conversation Summaries"), text=g.context.blocks[m],
+                           tokens=g.context.tokens[m], anchor_ids=g.context.anchor_ids.get(m, []))
+                for m in g.context.blocks],
+        injected_tokens=g.context.total_tokens,
+        prompt_without=_prompt_trace(without), prompt_with=_prompt_trace(with_),
+        answers=answers, timings_ms={key: round(v, 3) for key, v in timings.items()},
+    )
+    return QueryResult(trace=trace, gravity=g, host_memories=original, merged_memories=merged,
+                       messages_without=without, messages_with=with_)
+
+
+def _prompt_trace(messages: list[dict[str, str]]) -> PromptTrace:
+    text = prompt_text(messages)
+    return PromptTrace(messages=messages, text=text, tokens=count_tokens(text))
+
+
+def _answer(llm, without: list[dict[str, str]], with_: list[dict[str, str]], same: bool) -> AnswerTrace:
+    from ..prompts.answer import NAME, VERSION
+
+    model = getattr(getattr(llm, "config", None), "model", None)
+    a_without = llm.chat(without, NAME, prompt_version=VERSION).strip()
+    a_with = a_without if same else llm.chat(with_, NAME, prompt_version=VERSION).strip()
+    return AnswerTrace(without=a_without, with_=a_with, status="answered", model=model)

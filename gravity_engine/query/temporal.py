@@ -1,0 +1,172 @@
+"""Temporal expressions in a question, resolved to date ranges, and the events whose dates match them.
+
+Detection covers what ``timeparse.find_time_expressions`` finds (absolute dates, months, years,
+"last year", "two weeks ago", ...) plus cues specific to questions: "recently"/"lately" (the last
+``recent_days`` before the reference), "before X"/"after X"/"since X"/"until X" (open ranges), and
+"when ..." / "what year ..." questions, which ask for a date without naming one (``asks_when``).
+The reference time is the question date when given, else the conversation's last session.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+import numpy as np
+
+_RECENT = re.compile(r"\b(recently|lately|these days|nowadays|the other day|of late|most recent(?:ly)?|latest)\b", re.I)
+_WHEN = re.compile(
+    r"^\s*(when|how long ago|how long has|how long did|since when)\b|\b(what|which)\s+(date|day|year|month|week|time|season)\b"
+    r"|\bhow many (days|weeks|months|years)\b", re.I)
+_OPEN = re.compile(r"\b(before|prior to|after|since|until|till|by)\s+$", re.I)
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+# Used only while ``timeparse.find_time_expressions`` is unavailable: the common absolute forms.
+_FALLBACK = re.compile(
+    rf"\b(\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\s+(?:{_MONTHS}),?\s+\d{{4}}|(?:{_MONTHS})\s+\d{{1,2}},\s*\d{{4}}"
+    rf"|(?:{_MONTHS})\s+\d{{4}}|(?:19|20)\d{{2}}|last year|this year|last month|this month|last week|yesterday)\b", re.I)
+
+
+@dataclass
+class QuerySpan:
+    """One resolved range the question refers to (inclusive dates; None = open end)."""
+
+    text: str
+    start: date | None
+    end: date | None
+    kind: str  # "expression", "recent", "before", "after"
+
+    def as_dict(self) -> dict:
+        return {"text": self.text, "start": self.start.isoformat() if self.start else None,
+                "end": self.end.isoformat() if self.end else None, "kind": self.kind}
+
+
+@dataclass
+class QueryTime:
+    reference: date | None
+    spans: list[QuerySpan] = field(default_factory=list)
+    asks_when: bool = False
+    unresolved: list[str] = field(default_factory=list)  # expressions seen but not resolvable (no reference)
+
+    @property
+    def has_expression(self) -> bool:
+        return bool(self.spans)
+
+    def as_dict(self) -> dict:
+        return {"reference": self.reference.isoformat() if self.reference else None,
+                "spans": [s.as_dict() for s in self.spans], "asks_when": self.asks_when,
+                "unresolved": self.unresolved}
+
+
+def _as_date(value: datetime | date | str | None) -> date | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    from ..timeparse import parse_datetime
+
+    parsed = parse_datetime(value)
+    return parsed.date() if parsed else None
+
+
+def _find_expressions(text: str, reference: date | None) -> list[tuple[str, date, date, int]]:
+    """(text, start, end, char_start) of every time expression, via timeparse when it offers the finder."""
+    from .. import timeparse
+
+    finder = getattr(timeparse, "find_time_expressions", None)
+    if finder is not None:
+        out = []
+        for span in finder(text, reference):
+            start_char = span.char_start if span.char_start >= 0 else text.lower().find(span.text.lower())
+            out.append((span.text, span.start, span.end, start_char))
+        return out
+    return _fallback_expressions(text, reference)
+
+
+def _fallback_expressions(text: str, reference: date | None) -> list[tuple[str, date, date, int]]:
+    out = []
+    for m in _FALLBACK.finditer(text):
+        resolved = _resolve_simple(m.group(0), reference)
+        if resolved:
+            out.append((m.group(0), resolved[0], resolved[1], m.start()))
+    return out
+
+
+def _resolve_simple(expr: str, reference: date | None) -> tuple[date, date] | None:
+    low = expr.lower().strip()
+    if reference is not None:
+        if low == "yesterday":
+            d = reference - timedelta(days=1)
+            return d, d
+        if low in ("last year", "this year"):
+            y = reference.year - (low == "last year")
+            return date(y, 1, 1), date(y, 12, 31)
+        if low in ("last month", "this month"):
+            first = reference.replace(day=1)
+            if low == "last month":
+                first = (first - timedelta(days=1)).replace(day=1)
+            nxt = (first + timedelta(days=32)).replace(day=1)
+            return first, nxt - timedelta(days=1)
+        if low == "last week":
+            monday = reference - timedelta(days=reference.weekday() + 7)
+            return monday, monday + timedelta(days=6)
+    if re.fullmatch(r"(19|20)\d{2}", low):
+        y = int(low)
+        return date(y, 1, 1), date(y, 12, 31)
+    m = re.fullmatch(rf"({_MONTHS})\s+(\d{{4}})", low)
+    if m:
+        first = datetime.strptime(f"1 {m.group(1)} {m.group(2)}", "%d %B %Y").date()
+        nxt = (first + timedelta(days=32)).replace(day=1)
+        return first, nxt - timedelta(days=1)
+    for fmt in ("%Y-%m-%d", "%d %B %Y", "%d %B, %Y", "%B %d, %Y"):
+        try:
+            d = datetime.strptime(low, fmt).date()
+            return d, d
+        except ValueError:
+            continue
+    return None
+
+
+def detect(question: str, reference: datetime | date | str | None, recent_days: int = 60) -> QueryTime:
+    """Find and resolve the question's temporal expressions against ``reference``."""
+    ref = _as_date(reference)
+    result = QueryTime(reference=ref, asks_when=bool(_WHEN.search(question)))
+    for text, start, end, char_start in _find_expressions(question, ref):
+        before = question[:char_start] if char_start >= 0 else ""
+        opener = _OPEN.search(before)
+        if opener:
+            word = " ".join(opener.group(1).lower().split())
+            label = f"{opener.group(0)}{text}"
+            if word in ("before", "prior to"):
+                result.spans.append(QuerySpan(label, None, start - timedelta(days=1), "before"))
+            elif word in ("until", "till", "by"):
+                result.spans.append(QuerySpan(label, None, end, "before"))
+            elif word == "after":
+                result.spans.append(QuerySpan(label, end + timedelta(days=1), None, "after"))
+            else:  # since
+                result.spans.append(QuerySpan(label, start, None, "after"))
+        else:
+            result.spans.append(QuerySpan(text, start, end, "expression"))
+    m = _RECENT.search(question)
+    if m and any(span.text.lower() in m.group(0).lower() or m.group(0).lower() in span.text.lower()
+                 for span in result.spans):
+        m = None  # the time grammar already resolved it
+    if m:
+        if ref is not None:
+            result.spans.append(QuerySpan(m.group(0), ref - timedelta(days=recent_days), ref, "recent"))
+        else:
+            result.unresolved.append(m.group(0))
+    return result
+
+
+def matching_events(spans: list[QuerySpan], event_start: np.ndarray, event_end: np.ndarray) -> np.ndarray:
+    """Boolean mask over events: a dated event whose [start, end] overlaps any of the spans."""
+    mask = np.zeros(len(event_start), dtype=bool)
+    dated = event_start >= 0
+    for span in spans:
+        lo = span.start.toordinal() if span.start else -(1 << 62)
+        hi = span.end.toordinal() if span.end else (1 << 62)
+        mask |= dated & (event_start <= hi) & (event_end >= lo)
+    return mask

@@ -1,0 +1,65 @@
+"""Word-level helpers shared by retrieval, expansion and the measures: one tokenizer, one stopword list."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+# Function words plus question words: they carry no anchor identity, so they never make a native match.
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between both
+but by can could did do does doing done down during each else ever few for from further get got had has have
+having he her here hers herself him himself his how i if in into is it its itself just let like many me might
+more most much must my myself no nor not now of off on once only or other our ours ourselves out over own
+really same she should so some such than that the their theirs them themselves then there these they this
+those through to too under until up upon us very was we were what when where which while who whom whose why
+will with would yes yet you your yours yourself yourselves s t ll d m re ve also one two thing things kind
+go went going gone make made say said tell told think thought know knew want wanted
+""".split())
+
+
+def normalize_token(token: str) -> str:
+    """Lowercase, drop a possessive and a plain plural 's' so 'groups'/'group' and "Caroline's"/'Caroline' meet."""
+    token = token.lower()
+    if token.endswith("'s"):
+        token = token[:-2]
+    token = token.replace("'", "")
+    if len(token) > 4 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        token = token[:-1]
+    return token
+
+
+def tokens(text: str) -> list[str]:
+    """All normalized word tokens of ``text`` in order (stopwords kept)."""
+    return [normalize_token(t) for t in _WORD.findall(text.lower())]
+
+
+def content_tokens(text: str) -> list[str]:
+    """Normalized tokens without stopwords, duplicates removed, first-seen order."""
+    seen: dict[str, None] = {}
+    for t in tokens(text):
+        if t and t not in STOPWORDS and t not in seen:
+            seen[t] = None
+    return list(seen)
+
+
+def human_date(iso_date: str | None, granularity: str = "day") -> str:
+    """'2023-05-07' -> '7 May 2023' (month -> 'May 2023', year -> '2023'); the input back when unparseable."""
+    if not iso_date:
+        return ""
+    try:
+        d = date.fromisoformat(iso_date[:10])
+    except ValueError:
+        return iso_date
+    if granularity == "year":
+        return str(d.year)
+    if granularity in ("month", "season"):
+        return d.strftime("%B %Y")
+    return f"{d.day} {d.strftime('%B %Y')}"
+
+
+def truncate_words(text: str, n: int) -> str:
+    words = text.split()
+    return " ".join(words[:n])

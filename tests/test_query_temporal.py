@@ -1,0 +1,75 @@
+"""Temporal preservation: question time expressions, their ranges, and reserved event slots."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import numpy as np
+import pytest
+from query_fixtures import make_store
+
+from gravity_engine.query import GravityQuery, QueryConfig
+from gravity_engine.query.temporal import QuerySpan, detect, matching_events
+
+REF = date(2023, 8, 15)
+WORDS = lambda text: len(text.split())  # noqa: E731 - keeps the tokenizer out of these tests
+
+
+@pytest.mark.parametrize("question, kind, start, end", [
+    ("What did Caroline do recently?", None, "2023", "2023-08-15"),
+    ("What did Mel paint last year?", "expression", "2022-01-01", "2022-12-31"),
+    ("What happened before May 2023?", "before", None, "2023-04-30"),
+    ("What did she do after 20 June 2023?", "after", "2023-06-21", None),
+    ("Where did they go in 2022?", "expression", "2022-01-01", "2022-12-31"),
+], ids=["recently", "last-year", "before", "after", "year"])
+def test_detect_resolves_against_the_reference(question, kind, start, end):
+    qt = detect(question, REF)
+    assert qt.reference == REF and len(qt.spans) == 1
+    span = qt.spans[0].as_dict()
+    if kind:
+        assert span["kind"] == kind
+    assert (span["start"] or "").startswith(start or "") and (start is not None) == (span["start"] is not None)
+    assert span["end"] == end
+
+
+def test_when_questions_and_missing_reference():
+    assert detect("When did Caroline go to the LGBTQ support group?", REF).asks_when
+    assert detect("What year did they meet?", REF).asks_when
+    assert not detect("Who is Oscar?", REF).asks_when
+    qt = detect("What did she do recently?", None)
+    assert qt.spans == [] and qt.unresolved == ["recently"]
+
+
+def test_matching_events_handles_open_ranges_and_undated():
+    start = np.array([date(2023, 5, 1).toordinal(), date(2023, 7, 1).toordinal(), -1])
+    end = np.array([date(2023, 5, 7).toordinal(), date(2023, 7, 1).toordinal(), -1])
+    assert matching_events([QuerySpan("before June", None, date(2023, 5, 31), "before")], start, end).tolist() == [True, False, False]
+    assert matching_events([QuerySpan("May 5", date(2023, 5, 5), date(2023, 5, 5), "expression")], start, end).tolist() == [True, False, False]
+    assert matching_events([QuerySpan("after", date(2023, 6, 1), None, "after")], start, end).tolist() == [False, True, False]
+
+
+def test_temporal_slots_keep_dated_events_regardless_of_similarity(fake_embedder):
+    store = make_store(fake_embedder)
+    gq = GravityQuery(store, fake_embedder, QueryConfig(sigma=0.99, temporal_slots=2), count=WORDS)
+    result = gq.run("What happened in June 2023?")
+    sel = result.modules["events"]
+    kept = [store.anchors.events[r].id for r in sel.kept]
+    assert set(kept) == {"v3", "v4"}  # the two June events, although far below sigma
+    statuses = {store.anchors.events[r].id: s for r, s in zip(sel.rows, sel.status)}
+    assert statuses["v3"] == statuses["v4"] == "temporal slot"
+    assert statuses["v1"] == "below sigma"
+    off = GravityQuery(store, fake_embedder, QueryConfig(sigma=0.99, temporal=False), count=WORDS).run("What happened in June 2023?")
+    assert off.modules["events"].kept == []
+
+
+def test_temporal_slots_are_capped_by_r(fake_embedder):
+    store = make_store(fake_embedder)
+    result = GravityQuery(store, fake_embedder, QueryConfig(sigma=0.99, temporal_slots=1), count=WORDS).run("What happened in 2023?")
+    assert result.modules["events"].status.count("temporal slot") == 1
+
+
+def test_question_date_overrides_the_last_session(fake_embedder):
+    store = make_store(fake_embedder)
+    gq = GravityQuery(store, fake_embedder, count=WORDS)
+    assert gq.run("What happened last month?").qtime.spans[0].start == date(2023, 7, 1)
+    assert gq.run("What happened last month?", question_date="2023-06-10").qtime.spans[0].start == date(2023, 5, 1)
