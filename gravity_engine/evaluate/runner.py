@@ -1,0 +1,440 @@
+"""The benchmark runner: build or reuse anchors, answer every question with every variant, judge, write rows.
+
+    settings = EvalSettings(dataset="locomo", path="../shared/data/locomo10.json", host="dense",
+                            variants=["baseline", "full"], out=Path("results/locomo-dense"))
+    print(plan_evaluation(settings).describe())
+    summary = run_evaluation(settings, answer_llm, judge_llm)
+
+The query path (host search, Gravity's anchors, the prompt) runs on the calling thread, one question
+and variant at a time; the answer and judge calls run on a bounded thread pool, and each worker
+appends its finished row to ``results.jsonl`` at once. A rerun skips every row already there.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, Field
+
+from ..errors import ConfigError, LLMError
+from ..llm.config import DEFAULT_MODEL
+from ..measure import _grounded, answer_tokens, covers
+from ..query.config import Mode, QueryConfig, get_variant
+from ..store import ANCHORS_FILE
+from .f1 import locomo_f1, token_f1
+from .items import EvalItem, category_label, is_abstention, load_items, select_items
+from .judge import judge_answer, judge_prompt
+from .results import RESULTS_FILE, ResultRow, ResultsFile, RunInfo, read_run_info, write_run_info
+
+log = logging.getLogger("gravity_engine.evaluate")
+
+DEFAULT_JUDGE_MODEL = DEFAULT_MODEL  # gpt-4o-mini: the judge of the published LoCoMo J scores
+# Rough token costs for the plan's estimate (approximate GPT tokens; chars / 4 for conversation text).
+_ANSWER_INSTRUCTIONS = 170  # the answer prompt's fixed text, anchors instruction included
+_JUDGE_INSTRUCTIONS = 190
+_ANCHOR_TOKENS = 450  # a typical injection with the default K_E=3, K_V=6, K_T=2
+_ANSWER_COMPLETION = 12
+_JUDGE_COMPLETION = 35
+
+Progress = Callable[[int, int], None]
+
+
+class EvalSettings(BaseModel):
+    """Everything that decides which rows a run writes and how."""
+
+    dataset: str
+    path: Path
+    out: Path
+    host: str = "dense"
+    variants: list[str] = Field(default_factory=lambda: ["baseline", "full"])
+    stores: Path = Path("runs")  # anchor stores, one folder per conversation (shared with `measure`)
+    backend: str = "classic"
+    conversation: str | None = None
+    questions: Path | None = None  # custom datasets: the questions file
+    limit: int | None = Field(None, ge=1)
+    sample: int | None = Field(None, ge=1)
+    seed: int = 0
+    concurrency: int = Field(4, ge=1, le=64)
+    include_adversarial: bool = True  # LoCoMo category 5: run and report apart (never in J)
+    host_k: int | None = Field(None, ge=1)
+    retry_errors: bool = False  # also redo rows whose judge failed
+    max_consecutive_errors: int = Field(10, ge=1)
+
+    def configs(self) -> list[QueryConfig]:
+        """The variants' configs, deduplicated, canonical names ('+EVT' -> 'full')."""
+        seen: dict[str, QueryConfig] = {}
+        for name in self.variants:
+            config = get_variant(name)
+            if self.host_k:
+                config = config.with_(host_k=self.host_k)
+            seen.setdefault(config.variant, config)
+        if not seen:
+            raise ConfigError("choose at least one variant (e.g. --variants baseline,full)")
+        return list(seen.values())
+
+
+@dataclass
+class EvalPlan:
+    settings: EvalSettings
+    items: list[EvalItem]
+    variants: list[str]
+    todo: list[tuple[EvalItem, QueryConfig]]
+    n_done: int
+    to_build: list[str]
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def calls(self) -> int:
+        return 2 * len(self.todo)  # one answer and one judge call per row (cache hits cost nothing)
+
+    def describe(self) -> str:
+        s = self.settings
+        convs = len({it.conversation.id for it in self.items})
+        lines = [
+            f"Evaluation plan: {s.dataset} {s.path} with host '{s.host}'",
+            f"  questions: {len(self.items)} from {convs} conversation(s); variants: {', '.join(self.variants)}",
+            f"  rows: {len(self.items) * len(self.variants)} in total, {self.n_done} already in {s.out / RESULTS_FILE}, "
+            f"{len(self.todo)} to do",
+            f"  anchor stores to build ({s.backend} backend, under {s.stores}): {len(self.to_build)}"
+            + (f" ({', '.join(self.to_build[:5])}{', ...' if len(self.to_build) > 5 else ''})" if self.to_build else ""),
+            f"  LLM calls: {len(self.todo)} answers + {len(self.todo)} judgements = {self.calls} "
+            "(fewer when the disk cache already holds some)",
+            f"  estimated tokens: ~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} completion "
+            "(approximate: conversation text counted as characters / 4)",
+        ]
+        return "\n".join(lines)
+
+
+def _conversation_chars(item: EvalItem, cache: dict[str, tuple[float, int]]) -> tuple[float, int]:
+    conv = item.conversation
+    if conv.id not in cache:
+        texts = [u.display_text() for u in conv.utterances()]
+        total = sum(len(t) for t in texts)
+        cache[conv.id] = (total / max(1, len(texts)), total)
+    return cache[conv.id]
+
+
+def plan_evaluation(settings: EvalSettings, items: list[EvalItem] | None = None) -> EvalPlan:
+    """Which rows are left to do and what they will cost; reads the results file, changes nothing."""
+    configs = settings.configs()
+    if items is None:
+        items = load_items(settings.dataset, settings.path, settings.conversation, settings.questions,
+                           settings.include_adversarial)
+        items = select_items(items, settings.limit, settings.sample, settings.seed)
+    done = {r.key for r in ResultsFile(settings.out / RESULTS_FILE).rows()
+            if r.done and not (settings.retry_errors and r.judge_error)}
+    todo = [(it, c) for it in items for c in configs if (it.question.id, c.variant) not in done]
+    n_done = len(items) * len(configs) - len(todo)
+    need = list(OrderedDict.fromkeys(it.conversation.id for it, _ in todo))
+    to_build = [cid for cid in need if not (settings.stores / cid / ANCHORS_FILE).is_file()]
+    chars: dict[str, tuple[float, int]] = {}
+    prompt = completion = 0
+    for it, c in todo:
+        mean_chars, total_chars = _conversation_chars(it, chars)
+        if settings.host == "fullcontext":
+            memories = min(total_chars / 4, 100_000)
+        else:
+            memories = c.host_k * (mean_chars / 4 + 14)  # + the timestamp and ids on each memory line
+        q = len(it.question.question) / 4
+        gold = len(it.question.answer or "") / 4
+        anchors = 0 if c.mode == Mode.none else _ANCHOR_TOKENS
+        prompt += int(_ANSWER_INSTRUCTIONS + memories + anchors + q) + int(_JUDGE_INSTRUCTIONS + q + gold + 12)
+        completion += _ANSWER_COMPLETION + _JUDGE_COMPLETION
+    return EvalPlan(settings, items, [c.variant for c in configs], todo, n_done, to_build, prompt, completion)
+
+
+@dataclass
+class EvalSummary:
+    plan: EvalPlan
+    rows_written: int = 0
+    answer_errors: int = 0
+    judge_errors: int = 0
+    cancelled: bool = False
+    built: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+    build_s: float = 0.0
+    query_s: float = 0.0  # host search + Gravity's query path + prompt, on the calling thread
+    answer_s: float = 0.0  # summed over workers: time inside answer calls
+    judge_s: float = 0.0
+    usage: dict[str, Any] = field(default_factory=dict)
+    results_path: Path | None = None
+
+
+class _IngestOnce:
+    """A host that ingests a conversation once: ``ask`` calls ``ingest`` per question, and re-hashing
+    hundreds of memories for every (question, variant) would be pure runner overhead."""
+
+    def __init__(self, host):
+        self._host = host
+        self._ingested: Any = None
+
+    def ingest(self, conversation) -> None:
+        if self._ingested is not conversation:
+            self._host.ingest(conversation)
+            self._ingested = conversation
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._host, name)
+
+
+@dataclass
+class _Job:
+    item: EvalItem
+    config: QueryConfig
+    messages: list[dict[str, str]]
+    row: dict[str, Any]
+
+
+def _prompt_lines(messages: list[dict[str, str]]) -> list[str]:
+    """The memory and anchor lines of the answer prompt (not the question, so it cannot 'cover' its answer)."""
+    user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+    return [ln for ln in user.split("\n") if ln.strip() and not ln.startswith(("Question:", "Question date:"))]
+
+
+def _normalized(lines: list[str]) -> str:
+    # The coverage rule of gravity_engine.measure: per-line normalized token runs.
+    return "\n".join(" " + " ".join(answer_tokens(line)) + " " for line in lines)
+
+
+def _recall(evidence: list[str], memories) -> float | None:
+    if not evidence:
+        return None
+    got = {u for m in memories for u in m.utterance_ids}
+    return sum(1 for e in evidence if e in got) / len(evidence)
+
+
+class Runner:
+    """One run: holds the clients, the results file and the counters; ``run()`` does the work."""
+
+    def __init__(self, settings: EvalSettings, answer_llm, judge_llm, *, embedder=None,
+                 progress: Progress | None = None, cancel: threading.Event | None = None,
+                 echo: Callable[[str], None] | None = None):
+        self.settings = settings
+        self.answer_llm = answer_llm
+        self.judge_llm = judge_llm
+        self.embedder = embedder
+        self.progress = progress
+        self.cancel = cancel or threading.Event()
+        self.echo = echo or (lambda msg: log.info(msg))
+        self._lock = threading.Lock()
+        self._embedders: dict[str, Any] = {}
+        self._consecutive_errors = 0
+        self._last_error = ""
+
+    # --- the calling thread: stores, hosts, the query path -----------------------------------------
+    def _store(self, conv, summary: EvalSummary):
+        from ..measure import ensure_store
+
+        folder = self.settings.stores / conv.id
+        if not (folder / ANCHORS_FILE).is_file():
+            self.echo(f"building anchors for {conv.id} ({self.settings.backend} backend) in {folder} ...")
+        t0 = time.perf_counter()
+        store, built = ensure_store(conv, self.settings.stores, self.embedder, self.settings.backend)
+        summary.build_s += time.perf_counter() - t0
+        if built:
+            summary.built.append(conv.id)
+        if store.conversation is None:
+            store.conversation = conv
+        return store
+
+    def _embedder_for(self, store):
+        from ..query.pipeline import resolve_embedder
+
+        name = store.anchors.built_with.embedding_model or ""
+        if name not in self._embedders:
+            self._embedders[name] = resolve_embedder(store, self.embedder)
+        return self._embedders[name]
+
+    def _prepare(self, store, host, gq, item: EvalItem, config: QueryConfig) -> _Job:
+        from ..query.pipeline import ask
+
+        s = self.settings
+        q = item.question
+        t0 = time.perf_counter()
+        result = ask(store, host, q.question, config, question_date=q.question_date, gravity=gq)
+        messages = result.messages_with
+        gold = None if q.answer is None else str(q.answer)
+        abstention = is_abstention(s.dataset, q)
+        lines = _prompt_lines(messages)
+        g = result.gravity
+        grounded = None
+        if s.dataset == "locomo" and q.category == "2" and gold and config.mode == Mode.anchors:
+            grounded = _grounded(gold, g.qtime.reference, g.selected.get("events", []))
+        memories = result.merged_memories if config.mode != Mode.none else result.host_memories
+        row = dict(
+            dataset=s.dataset, conversation_id=item.conversation.id, question_id=q.id, category=q.category,
+            category_label=category_label(s.dataset, q.category), question=q.question, gold=gold,
+            question_date=q.question_date, abstention=abstention, host=s.host, variant=config.variant,
+            evidence_recall=_recall(q.evidence, memories), evidence_recall_host=_recall(q.evidence, result.host_memories),
+            answer_covered=covers(gold, _normalized(lines)) if gold and not abstention else None,
+            temporal_grounded=grounded, n_expansions=len(g.expansions), injected_tokens=g.context.total_tokens,
+            prompt_tokens=result.trace.prompt_with.tokens if result.trace.prompt_with else 0,
+            injected_anchor_ids=g.context.anchor_ids, injected_context=g.context.text,
+            timings_ms={"query": round((time.perf_counter() - t0) * 1000, 3)},
+        )
+        return _Job(item, config, messages, row)
+
+    # --- worker threads: the endpoint ---------------------------------------------------------------
+    def _finish(self, job: _Job, results: ResultsFile) -> ResultRow:
+        from ..prompts.answer import NAME, VERSION
+
+        s = self.settings
+        q = job.item.question
+        row = dict(job.row)
+        row["answer_model"] = getattr(getattr(self.answer_llm, "config", None), "model", None)
+        t0 = time.perf_counter()
+        try:
+            answer = self.answer_llm.chat(job.messages, NAME, prompt_version=VERSION).strip()
+            row["answer"] = answer
+        except LLMError as err:
+            answer = None
+            row["answer_error"] = str(err)
+        row["timings_ms"]["answer"] = round((time.perf_counter() - t0) * 1000, 3)
+        if answer is not None:
+            verdict = judge_answer(self.judge_llm, s.dataset, q.question, row["gold"], answer, q.category,
+                                   row["abstention"], q.metadata.get("adversarial_answer"))
+            row.update(judge_correct=verdict.correct, judge_label=verdict.label, judge_reasoning=verdict.reasoning,
+                       judge_model=verdict.model, judge_prompt=verdict.prompt, judge_error=verdict.error)
+            row["timings_ms"]["judge"] = round(verdict.ms, 3)
+            if s.dataset == "locomo":
+                row["f1"] = locomo_f1(answer, row["gold"], q.category)
+            elif row["gold"] and not row["abstention"]:
+                row["f1"] = token_f1(answer, row["gold"])
+        result = ResultRow(**row)
+        results.append(result)
+        return result
+
+    # --- bookkeeping on the calling thread ------------------------------------------------------------
+    def _collect(self, fut: Future, summary: EvalSummary, total: int) -> None:
+        row: ResultRow = fut.result()  # re-raises what a worker could not handle (e.g. a forbidden request)
+        summary.rows_written += 1
+        summary.answer_s += row.timings_ms.get("answer", 0.0) / 1000
+        summary.judge_s += row.timings_ms.get("judge", 0.0) / 1000
+        if row.answer_error:
+            summary.answer_errors += 1
+            self._consecutive_errors += 1
+            self._last_error = row.answer_error
+        else:
+            self._consecutive_errors = 0
+        if row.judge_error:
+            summary.judge_errors += 1
+        if self.progress:
+            self.progress(summary.plan.n_done + summary.rows_written, total)
+        if self._consecutive_errors >= self.settings.max_consecutive_errors:
+            raise LLMError(f"the answer endpoint failed {self._consecutive_errors} times in a row (last: "
+                           f"{self._last_error}); finished rows are saved, fix the endpoint and run again to resume")
+
+    def run(self, plan: EvalPlan | None = None) -> EvalSummary:
+        from ..hosts import get_host
+        from ..query.config import FULL
+        from ..query.pipeline import GravityQuery
+
+        s = self.settings
+        started = time.perf_counter()
+        plan = plan or plan_evaluation(s)
+        summary = EvalSummary(plan=plan, results_path=s.out / RESULTS_FILE)
+        self._write_run_info(plan)
+        total = len(plan.items) * len(plan.variants)
+        by_conv: OrderedDict[str, list[tuple[EvalItem, QueryConfig]]] = OrderedDict()
+        for it, c in plan.todo:
+            by_conv.setdefault(it.conversation.id, []).append((it, c))
+        pool = ThreadPoolExecutor(s.concurrency, thread_name_prefix="eval") if s.concurrency > 1 else None
+        in_flight: set[Future] = set()
+        results = ResultsFile(s.out / RESULTS_FILE).open()
+        try:
+            for rows in by_conv.values():
+                if self.cancel.is_set():
+                    break
+                store = self._store(rows[0][0].conversation, summary)
+                embedder = self._embedder_for(store)
+                host = _IngestOnce(get_host(s.host, embedder=embedder))
+                gq = GravityQuery(store, embedder, FULL)
+                for item, config in rows:
+                    if self.cancel.is_set():
+                        break
+                    t0 = time.perf_counter()
+                    job = self._prepare(store, host, gq, item, config)
+                    summary.query_s += time.perf_counter() - t0
+                    if pool is None:
+                        fut: Future = Future()
+                        fut.set_result(self._finish(job, results))
+                        self._collect(fut, summary, total)
+                        continue
+                    # Bounded: a killed run loses at most the rows in flight, and memory stays flat.
+                    while len(in_flight) >= 2 * s.concurrency:
+                        finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                        for f in finished:
+                            self._collect(f, summary, total)
+                    in_flight.add(pool.submit(self._finish, job, results))
+            while in_flight:
+                finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    self._collect(f, summary, total)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)  # running rows finish and are written
+            results.close()
+            summary.cancelled = self.cancel.is_set()
+            summary.wall_s = time.perf_counter() - started
+            summary.usage = {"answer": _usage(self.answer_llm), "judge": _usage(self.judge_llm)}
+        return summary
+
+    def _write_run_info(self, plan: EvalPlan) -> None:
+        from ..prompts.answer import PROMPT as ANSWER
+
+        s = self.settings
+        old = read_run_info(s.out)
+        if old is not None and (old.dataset != s.dataset or old.host != s.host):
+            raise ConfigError(f"{s.out} holds a {old.dataset} run with host '{old.host}'; "
+                              f"choose another --out for {s.dataset} with host '{s.host}'")
+        variants = list(OrderedDict.fromkeys((old.variants if old else []) + plan.variants))
+        cfg = getattr(self.answer_llm, "config", None)
+        info = RunInfo(dataset=s.dataset, source=str(s.path), host=s.host, variants=variants,
+                       answer_model=getattr(cfg, "model", None),
+                       judge_model=getattr(getattr(self.judge_llm, "config", None), "model", None),
+                       endpoint=cfg.endpoint_label() if cfg is not None else None, backend=s.backend,
+                       stores=str(s.stores), include_adversarial=s.include_adversarial,
+                       prompt_versions={"answer": ANSWER.id, "judge": judge_prompt(s.dataset).id},
+                       settings=s.model_dump(mode="json", exclude={"variants"}))
+        s.out.mkdir(parents=True, exist_ok=True)
+        write_run_info(s.out, info)
+
+
+def _usage(client) -> dict[str, Any]:
+    report = getattr(client, "usage_report", None)
+    return report() if callable(report) else {}
+
+
+def run_evaluation(settings: EvalSettings, answer_llm, judge_llm, *, embedder=None, progress: Progress | None = None,
+                   cancel: threading.Event | None = None, echo: Callable[[str], None] | None = None,
+                   plan: EvalPlan | None = None) -> EvalSummary:
+    """Run (or resume) an evaluation; see the module docstring. ``cancel`` stops it between rows."""
+    return Runner(settings, answer_llm, judge_llm, embedder=embedder, progress=progress, cancel=cancel,
+                  echo=echo).run(plan)
+
+
+def make_eval_clients(answer_model: str | None = None, judge_model: str | None = None, cache: bool = True,
+                      concurrency: int | None = None):
+    """Answer and judge clients on the endpoint of ``LLMConfig.from_env()``, sharing one disk cache.
+
+    The answer model defaults to GRAVITY_LLM_MODEL (else gpt-4o-mini); the judge model to
+    GRAVITY_JUDGE_MODEL (else gpt-4o-mini, the judge of the published LoCoMo scores)."""
+    import os
+
+    from ..llm import LLMConfig, OpenAIClient, ResponseCache
+
+    base = LLMConfig.from_env()
+    judge = judge_model or os.environ.get("GRAVITY_JUDGE_MODEL", "").strip() or DEFAULT_JUDGE_MODEL
+    extra = {"concurrency": concurrency} if concurrency else {}
+    answer_cfg = LLMConfig.build(**(base.model_dump() | {"model": answer_model or base.model, "cache": cache} | extra))
+    judge_cfg = LLMConfig.build(**(base.model_dump() | {"model": judge, "temperature": 0.0, "cache": cache} | extra))
+    shared = ResponseCache(base.cache_dir) if cache else False
+    return OpenAIClient(answer_cfg, cache=shared), OpenAIClient(judge_cfg, cache=shared)

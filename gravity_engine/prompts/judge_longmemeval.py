@@ -1,0 +1,59 @@
+"""The LongMemEval judge: does the response contain the correct answer? (yes/no, per question type).
+
+Context keys: ``question``, ``gold``, ``answer``, ``question_type`` (single-session-user,
+single-session-assistant, single-session-preference, multi-session, knowledge-update,
+temporal-reasoning) and ``abstention`` (True for ``_abs`` questions, which have no answer in the
+history). The rules follow the benchmark's published criteria, in our own words.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .base import Messages, PromptTemplate, ReplyModel
+
+NAME = "judge_longmemeval"
+VERSION = "1"
+
+
+class LongMemEvalVerdict(ReplyModel):
+    reasoning: str = Field("", description="one short sentence on why")
+    verdict: Literal["yes", "no"] = Field(description="yes when the response contains the correct answer")
+
+
+_BASE = (
+    "You check whether a chat assistant's response to a question about its past conversations with the user "
+    "contains the correct answer. Say yes when the response states the correct answer, or something "
+    "equivalent that contains all of it. Say no when the answer is missing, wrong, or only partly given, "
+    "and also when the response shows intermediate steps or related facts but never states the answer."
+)
+_BY_TYPE = {
+    "temporal-reasoning": (" For counts of days, weeks or months, a response that is off by one from the correct "
+                           "number still counts as correct."),
+    "knowledge-update": (" The user's information changed over time: a response that also mentions older "
+                         "information is correct as long as it gives the updated answer as the current one."),
+    "single-session-preference": (" The gold text is a rubric describing what the user would want; the response "
+                                  "is correct when it uses and respects the user's personal information and "
+                                  "preference as the rubric describes, even if it does not cover every point."),
+}
+_ABSTENTION = (" This question cannot be answered from the conversation history (the gold text explains why). "
+               "Say yes only when the response says the question cannot be answered or the information is not "
+               "available; say no when it makes up an answer.")
+
+
+def render(context: dict[str, Any]) -> Messages:
+    qtype = str(context.get("question_type", ""))
+    system = _BASE + ("" if context.get("abstention") else _BY_TYPE.get(qtype, "")) + (
+        _ABSTENTION if context.get("abstention") else "")
+    system += ' Reply with a JSON object {"reasoning": ..., "verdict": "yes" or "no"}.'
+    label = "Explanation of why it cannot be answered" if context.get("abstention") else (
+        "Rubric" if qtype == "single-session-preference" else "Correct answer")
+    user = (f"Question type: {qtype or 'unknown'}\nQuestion: {context['question']}\n"
+            f"{label}: {context.get('gold', '')}\nResponse: {context.get('answer', '')}")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+PROMPT = PromptTemplate(NAME, VERSION, render, LongMemEvalVerdict,
+                        "yes/no: does a response contain LongMemEval's correct answer (per-type rules)")
