@@ -122,7 +122,8 @@ _WEEKDAY = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _ORD = r"(?:st|nd|rd|th)?"
 # Abbreviated weekdays only capitalised and after a modifier ("last Fri"); "We"/"Sat" alone are words.
 _WEEKDAY_ABBR = r"(?-i:Mon|Tues|Tue|Wed|Thurs|Thur|Thu|Fri|Sat|Sun)"
-_WEEKDAY_BY_ABBR = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6}
+_WEEKDAY_BY_ABBR = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5,
+                    "sun": 6}
 # Words that make an unanchored "on Saturday" or "in March" point forward instead of back.
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won't|gonna|going\s+to|plan(?:ning)?\s+(?:to|on)|can't\s+wait|looking\s+forward|hope\s+to|"
@@ -299,7 +300,10 @@ def _month_name(m, ref, future):
         return None
     month = _MONTHS[m["mon"].lower()]
     words = (m.groupdict().get("dir") or "").lower().split()
-    direction = "last" if words[-1:] == ["past"] or words[:1] == ["last"] else (words[0] if words[:1] in (["next"], ["this"]) else "")
+    if words[-1:] == ["past"] or words[:1] == ["last"]:
+        direction = "last"
+    else:
+        direction = words[0] if words[:1] in (["next"], ["this"]) else ""
     part = m.groupdict().get("part") or (" ".join(words) if words and direction == "" else None)
     start, end = _month_span(_year_of_month(month, ref, future, direction), month)
     return _month_part(start, end, part)
@@ -324,7 +328,8 @@ def _season_rel(m, ref, future):
 
 
 @_rule(r"(?:\b(?P<prep>in|since|during|by|until|till|of|from|through|around|back\s+in|year)\s+)?"
-       r"(?<![$£€\d,.])(?P<e>(?:(?P<part>early|mid|late)[\s-]+)?(?P<y>(?:19[5-9]|20[0-3])\d))\b(?![\d%:/.,-]\d)(?(prep)|(?!\s+[a-z]))")
+       r"(?<![$£€\d,.])(?P<e>(?:(?P<part>early|mid|late)[\s-]+)?(?P<y>(?:19[5-9]|20[0-3])\d))\b(?![\d%:/.,-]\d)"
+       r"(?(prep)|(?!\s+[a-z]))")  # a bare year before a lowercase word is a count: "2000 followers"
 def _year(m, ref, future):
     year = int(m["y"])
     part = (m["part"] or "").lower()
@@ -353,7 +358,8 @@ def _relative_day(m, ref, future):
 
 @_rule(rf"\b(?P<e>(?:(?P<dir>last|this\s+past|past|this|next|this\s+coming|coming)\s+)?(?P<wd>{_WEEKDAY})"
        rf"(?:\s+(?:morning|afternoon|evening|night))?)\b(?!s)")
-@_rule(rf"(?:\bon\s+|\b(?=(?:last|this|next)\s))(?P<e>(?:(?P<dir>last|this\s+past|this|next)\s+)?(?P<wd>{_WEEKDAY_ABBR}))(?!\w)")
+@_rule(rf"(?:\bon\s+|\b(?=(?:last|this|next)\s))"
+       rf"(?P<e>(?:(?P<dir>last|this\s+past|this|next)\s+)?(?P<wd>{_WEEKDAY_ABBR}))(?!\w)")
 def _weekday(m, ref, future):
     if ref is None:
         return None
@@ -390,7 +396,8 @@ def _relative_period(m, ref, future):
         return _shift(ref, unit, -1), ref, "range"
     if direction in ("over the", "during the", "on the"):
         return None  # "over the week" / "on the month" are not dates
-    offset = -1 if direction in ("last", "this past") else 1 if direction in ("next", "this coming", "coming", "upcoming") else 0
+    forward = direction in ("next", "this coming", "coming", "upcoming")
+    offset = -1 if direction in ("last", "this past") else 1 if forward else 0
     return _unit_span(_shift(ref, unit, offset), unit)
 
 

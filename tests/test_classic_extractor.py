@@ -233,3 +233,13 @@ def test_real_embedder_builds_topics(embedder):
     anchors = ClassicExtractor(embedder=embedder).finalize(conversation, AnchorSet(), [])
     assert anchors.topics
     assert any({"pottery", "clay", "bowl", "kiln", "wheel"} & set(t.keywords) for t in anchors.topics)
+
+
+def test_extract_batches_matches_extract_batch_one_by_one():
+    conversation = make_conversation()
+    extractor = ClassicExtractor(embedder=FakeEmbedder())
+    batches = make_batches(conversation, batch_size=4)
+    together = list(extractor.extract_batches(batches))
+    assert [b.index for b, _ in together] == [b.index for b in batches]
+    for batch, result in together:
+        assert result == extractor.extract_batch(batch)

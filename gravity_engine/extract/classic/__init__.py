@@ -9,6 +9,7 @@ that were seen only once.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from .topics import build_topics, embed_cached
 
 __all__ = ["ClassicExtractor"]
 
+PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
 
 
@@ -52,11 +54,44 @@ class ClassicExtractor:
 
     def extract_batch(self, batch: Batch) -> BatchAnchors:
         # Image captions are not words anyone said: parse the text only (topics do see captions).
-        docs = parse([u.text for u in batch.utterances], self.spacy_model)
+        return self._from_docs(batch, parse([u.text for u in batch.utterances], self.spacy_model))
+
+    def extract_batches(self, batches: list[Batch]) -> Iterator[tuple[Batch, BatchAnchors | Exception]]:
+        """Like ``extract_batch`` over many batches, parsing ~PARSE_CHUNK utterances per spaCy call.
+
+        spaCy runs about 1.6x faster on a few large calls than on one small call per batch.
+        """
+        chunk: list[Batch] = []
+        for batch in [*batches, None]:
+            if batch is not None and sum(len(b.utterances) for b in chunk) + len(batch.utterances) <= PARSE_CHUNK:
+                chunk.append(batch)
+                continue
+            if chunk:
+                yield from self._extract_chunk(chunk)
+            chunk = [batch] if batch is not None else []
+
+    def _extract_chunk(self, chunk: list[Batch]) -> Iterator[tuple[Batch, BatchAnchors | Exception]]:
+        try:
+            docs = parse([u.text for b in chunk for u in b.utterances], self.spacy_model)
+        except Exception as err:  # the build records failed batches and goes on
+            for batch in chunk:
+                yield batch, err
+            return
+        start = 0
+        for batch in chunk:
+            batch_docs = docs[start:start + len(batch.utterances)]
+            start += len(batch.utterances)
+            try:
+                yield batch, self._from_docs(batch, batch_docs)
+            except Exception as err:
+                yield batch, err
+
+    def _from_docs(self, batch: Batch, docs: list) -> BatchAnchors:
         entities = extract_entities(batch, docs)
         events = extract_events(batch, docs)
         return BatchAnchors(entities=entities, events=events,
-                            stats={"utterances": len(batch.utterances), "events_dated": sum(bool(e.date_start) for e in events)})
+                            stats={"utterances": len(batch.utterances),
+                                   "events_dated": sum(bool(e.date_start) for e in events)})
 
     def finalize(self, conversation: Conversation, anchors: AnchorSet, new_session_ids: list[str]) -> AnchorSet:
         """Recompute topics over the whole conversation (a few seconds at most), then link anchors.

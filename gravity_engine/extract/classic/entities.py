@@ -32,6 +32,7 @@ NOT_NAMES = {
     "ah", "aww", "aw", "hmm", "um", "btw", "tbh", "i", "im", "me", "you", "we", "they", "good", "love", "xoxo",
     "dear", "sweet", "amazing", "yay", "hooray", "woah", "whoa", "ugh", "yep", "nope", "cheers", "take", "sounds",
     "glad", "wanna", "gonna", "nah", "agreed", "bye", "welcome", "sorry", "please", "ya", "yup", "anyway", "fyi",
+    "woohoo", "woo", "yikes", "ooh", "ahh", "phew", "tons", "lots", "kudos", "bravo", "whew", "geez", "damn",
 }
 # "I want to tell you ..." is conversation, not a wish worth a profile field.
 _TALK_VERBS = {"tell", "say", "ask", "share", "thank", "know", "hear", "talk", "let", "check", "chat", "catch",
@@ -140,7 +141,7 @@ class ProfileBook:
         return ent
 
     def attribute(self, ent: Entity, key: str, value: str, source_id: str) -> None:
-        value = value.strip()
+        value = value.strip(" -–—,;:")
         if not value or len(value) > 120:
             return
         for a in ent.attributes:
@@ -277,7 +278,7 @@ def _verb_patterns(book: ProfileBook, verb, speaker: Entity, source_id: str) -> 
         return
     if lemma in ("study", "learn", "teach", "play") and not negated:
         obj = next((c for c in children if c.dep_ == "dobj"), None)
-        if obj is not None and obj.pos_ != "PRON":
+        if obj is not None and obj.pos_ != "PRON" and obj.lower_ not in _VAGUE_OBJECTS:
             key = {"study": "studies", "learn": "learning", "teach": "teaches", "play": "plays"}[lemma]
             book.attribute(speaker, key, _phrase(obj, 6), source_id)
     if lemma == "be" and not negated:
@@ -288,7 +289,8 @@ def _verb_patterns(book: ProfileBook, verb, speaker: Entity, source_id: str) -> 
                     pobj = next((g for g in of.children if g.dep_ == "pobj"), None)
                     if pobj is not None:
                         book.attribute(speaker, "likes", _phrase(pobj), source_id)
-                elif c.lemma_ not in _NOT_IDENTITY and any(g.dep_ == "det" and g.lower_ in ("a", "an") for g in c.children):
+                elif c.lemma_ not in _NOT_IDENTITY and any(
+                        g.dep_ == "det" and g.lower_ in ("a", "an") for g in c.children):
                     book.attribute(speaker, "is", _phrase(c, 6), source_id)
             if c.dep_ == "acomp" and c.lemma_ in ("passionate", "interested", "into"):
                 prep = next((g for g in c.children if g.dep_ == "prep"), None)
@@ -300,8 +302,8 @@ def _verb_patterns(book: ProfileBook, verb, speaker: Entity, source_id: str) -> 
         if key is None or negated:
             continue
         pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
-        if pobj is None or pobj.pos_ == "PRON":
-            continue
+        if pobj is None or pobj.pos_ == "PRON" or pobj.ent_type_ in ("DATE", "TIME"):
+            continue  # "I volunteered at yesterday's fair" names no place
         value = _phrase(pobj, 6)
         book.attribute(speaker, key, value, source_id)
         if key in _RELATION_KEYS and pobj.pos_ == "PROPN":

@@ -43,8 +43,9 @@ NOT_EVENTS = {"say", "tell", "ask", "mention", "talk", "chat", "forget", "realiz
               "must", "should", "would", "could", "cause", "use", "need", "reply", "answer", "text"}
 _NON_AGENTS = {"it", "that", "this", "there", "what", "which", "who", "everything", "nothing", "something"}
 _NOW_WORDS = {"now", "currently"}
-_FILLER = re.compile(r"^(?:(?:by the way|anyway|btw|oh|wow|yeah|yes|well|so|and|but|also|plus|guess what|you know)\b[\s,.!-]*)+",
-                     re.I)
+_FILLER = re.compile(
+    r"^(?:(?:by the way|anyway|btw|oh|wow|yeah|yes|well|so|and|but|also|plus|guess what|you know)\b[\s,.!-]*)+",
+    re.I)
 _FUTURE_AUX = {"will", "'ll", "shall", "gonna"}
 
 
@@ -161,7 +162,8 @@ def _near_now(tokens, verb, tense: str, ref: date | None) -> tuple[str, date, da
     for phrase in ("right now", "at the moment"):
         if phrase in text:
             return phrase, ref, ref, "day"
-    if any(c.dep_ == "advmod" and c.lower_ in _NOW_WORDS for c in verb.children) and tense in ("progressive", "present"):
+    now_word = any(c.dep_ == "advmod" and c.lower_ in _NOW_WORDS for c in verb.children)
+    if now_word and tense in ("progressive", "present"):
         word = next(c.text for c in verb.children if c.dep_ == "advmod" and c.lower_ in _NOW_WORDS)
         return word, ref, ref, "day"
     if tense == "past" and any(c.dep_ == "advmod" and c.lower_ == "just" for c in verb.children):

@@ -110,7 +110,8 @@ def cluster_utterances(vectors: np.ndarray, sessions: list[str]) -> np.ndarray:
     return AgglomerativeClustering(n_clusters=min(_n_clusters(n), n), linkage="ward").fit_predict(smoothed)
 
 
-def build_topics(conversation: Conversation, embed: Callable[[list[str]], np.ndarray]) -> tuple[list[Topic], dict[str, str]]:
+def build_topics(conversation: Conversation,
+                 embed: Callable[[list[str]], np.ndarray]) -> tuple[list[Topic], dict[str, str]]:
     """Topic arcs of the conversation and a map utterance id -> topic id.
 
     ``embed`` takes a list of texts and returns their normalized vectors (one batched call).
