@@ -66,6 +66,6 @@ def test_registry_lists_builtin_and_external_hosts():
     with pytest.raises(ConfigError, match="unknown host"):
         get_host("nope")
     with pytest.raises(ConfigError, match="no adapter"):
-        get_host("mem0")
+        get_host("lightmem")  # no adapter: it attaches through --host mcp
     with pytest.raises(ConfigError, match="bad option"):
         get_host("bm25", colour="red")

@@ -45,12 +45,35 @@ def _installed(module: str | None) -> bool:
     return module is None or importlib.util.find_spec(module) is not None
 
 
+# Adapters for real memory libraries (optional dependencies: requirements-hosts.txt); see docs/hosts.md.
+_ADAPTERS = {
+    "mem0": ("Mem0 (mem0ai) with an embedded qdrant store: verbatim memories, or Mem0's LLM fact extraction",
+             "mem0", "Mem0Host"),
+    "graphiti": ("Graphiti (Zep's temporal knowledge graph) on embedded Kuzu, hybrid BM25 + cosine edge search",
+                 "graphiti", "GraphitiHost"),
+    "amem": ("A-Mem (a-mem): agentic notes in ChromaDB; one LLM evolution call per note", "amem", "AMemHost"),
+    "mcp": ("Any memory server with a search tool over the Model Context Protocol (LightMem, LiCoMemory, ...)",
+            "mcp", "McpHost"),
+}
+_ALIASES = {"zep": "graphiti", "a-mem": "amem", "agentic-memory": "amem"}
+
+
+def _adapter_info(name: str) -> HostInfo:
+    from ._optional import install_hint, missing_modules
+
+    description, module, _ = _ADAPTERS[name]
+    return HostInfo(name=name, description=description, installed=not missing_modules(name), builtin=False,
+                    install_hint=install_hint(name))
+
+
 def available_hosts() -> list[HostInfo]:
     """Every host name this engine knows, built-in first, with whether it can be used here."""
     out = [HostInfo(name=n, description=d, installed=_installed(m), builtin=True, install_hint=h)
            for n, (d, m, h) in _BUILTIN.items()]
+    out += [_adapter_info(n) for n in _ADAPTERS]
     out += [HostInfo(name=n, description=d + " (adapter not available yet)", installed=_installed(m), builtin=False,
-                     install_hint=h) for n, (d, m, h) in _EXTERNAL.items()]
+                     install_hint=h) for n, (d, m, h) in _EXTERNAL.items()
+            if n not in _ADAPTERS and _ALIASES.get(n) not in _ADAPTERS]
     return out
 
 
@@ -70,12 +93,20 @@ def get_host(name: str, embedder: Embedder | None = None, **options: Any) -> Hos
             from .fullcontext import FullContextHost
 
             return FullContextHost(**options)
+        key = _ALIASES.get(key, key)
+        if key in _ADAPTERS:
+            import importlib
+
+            module = importlib.import_module(f".{_ADAPTERS[key][1]}", __name__)
+            cls = getattr(module, _ADAPTERS[key][2])
+            return cls(**options) if key == "mcp" else cls(embedder=embedder, **options)
     except TypeError as err:
         raise ConfigError(f"host {name!r}: bad option ({err})") from err
     if key in _EXTERNAL:
         hint = _EXTERNAL[key][2]
-        raise ConfigError(f"host {name!r} has no adapter in this version ({hint}); built-in hosts: {', '.join(_BUILTIN)}")
-    raise ConfigError(f"unknown host {name!r}; choose one of {', '.join(_BUILTIN)}")
+        raise ConfigError(f"host {name!r} has no adapter in this version ({hint}; or attach its MCP server with "
+                          f"--host mcp); hosts: {', '.join([*_BUILTIN, *_ADAPTERS])}")
+    raise ConfigError(f"unknown host {name!r}; choose one of {', '.join([*_BUILTIN, *_ADAPTERS])}")
 
 
 __all__ = ["Host", "HostInfo", "Memory", "available_hosts", "get_host"]
