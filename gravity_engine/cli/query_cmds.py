@@ -106,6 +106,7 @@ def measure(
     variant: str = typer.Option("full", help="Query variant (see ask --help)."),
     budget: int = typer.Option(1000, min=50, help="Total context tokens, the same for host alone and host + anchors."),
     k: int = typer.Option(10, min=1, help="k of evidence recall@k."),
+    anchor_share: float = typer.Option(0.3, min=0.0, max=1.0, help="Most of the budget the anchor blocks may take."),
 ) -> None:
     """LLM-free measures per question category: evidence recall@k, answer coverage, temporal grounding."""
     from tqdm import tqdm
@@ -116,7 +117,7 @@ def measure(
     from ..query.config import get_variant
 
     embedder = get_embedder()
-    settings = MeasureSettings(budget=budget, k=k, config=get_variant(variant).with_(host_k=k))
+    settings = MeasureSettings(budget=budget, k=k, anchor_share=anchor_share, config=get_variant(variant).with_(host_k=k))
     bar = tqdm(total=0, unit="q", desc="measuring")
 
     def progress(done: int, total: int) -> None:

@@ -56,9 +56,9 @@ def render_entity(e: Entity) -> str:
     if e.aliases:
         lines.append(f"  aka: {', '.join(e.aliases)}")
     if e.description:
-        lines.append(f"  {e.description}")
+        lines.append(f"  {_clip(e.description, 40)}")
     for a in e.attributes[:_MAX_FIELDS]:
-        lines.append(f"  {a.key}: {a.value} ({_sources(a.source_ids)})")
+        lines.append(f"  {a.key}: {_clip(a.value, 20)} ({_sources(a.source_ids)})")
     for r in e.relations[:_MAX_FIELDS]:
         lines.append(f"  {r.predicate} {r.target} ({_sources(r.source_ids)})")
     if e.first_seen or e.last_seen:
@@ -88,13 +88,19 @@ def render_topic(t: Topic) -> str:
     if t.participants:
         lines.append(f"  participants: {', '.join(t.participants)}")
     if t.summary:
-        lines.append(f"  {t.summary}")
-    for f in t.key_facts[:5]:
-        lines.append(f"  fact: {f.text} ({_sources(f.source_ids)})")
-    for s in t.sessions[-4:]:
+        lines.append(f"  {_clip(t.summary, 50)}")
+    for f in t.key_facts[:3]:
+        lines.append(f"  fact: {_clip(f.text, 30)} ({_sources(f.source_ids)})")
+    for s in t.sessions[-3:]:
         if s.state:
-            lines.append(f"  {s.date[:10] if s.date else s.session_id}: {s.state}")
+            lines.append(f"  {s.date[:10] if s.date else s.session_id}: {_clip(s.state, 20)}")
     return "\n".join(lines)
+
+
+def _clip(text: str, words: int) -> str:
+    """At most ``words`` words: a topic arc is a summary, and its full text would crowd out the memories."""
+    parts = text.split()
+    return text if len(parts) <= words else " ".join(parts[:words]) + " …"
 
 
 _RENDER = {"entities": render_entity, "events": render_event, "topics": render_topic}
