@@ -128,6 +128,20 @@ _WEEKDAY_BY_ABBR = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won't|gonna|going\s+to|plan(?:ning)?\s+(?:to|on)|can't\s+wait|looking\s+forward|hope\s+to|"
     r"intend|scheduled|upcoming|next)\b|\w'll\b", re.I)
+# Past-tense cues: with neither cue, an unanchored date ("May 18", "in March") is taken as the
+# occurrence nearest to the reference, since chat mentions plans as often as memories.
+_PAST_CUE = re.compile(
+    r"\b(?:was|were|went|did|had|got|made|took|came|saw|met|ago|last|yesterday|earlier|back\s+in|"
+    r"already|used\s+to)\b|\b\w{3,}ed\b", re.I)
+
+
+def _tense(text: str) -> bool | None:
+    """True when the text speaks of the future, False of the past, None when it does not say."""
+    if _FUTURE_CUE.search(text):
+        return True
+    if _PAST_CUE.search(text):
+        return False
+    return None
 
 
 def _as_date(reference: datetime | date | None) -> date | None:
@@ -204,6 +218,10 @@ def _year_of_month(month: int, ref: date, future: bool, direction: str = "") -> 
         return ref.year
     if future:
         return ref.year if month >= ref.month else ref.year + 1
+    if future is None:  # nearest: a month up to five months ahead is this year's, else the past one
+        ahead = (month - ref.month) % 12
+        return ref.year + (ref.month + ahead > 12) if 0 < ahead <= 5 else (
+            ref.year if month <= ref.month else ref.year - 1)
     return ref.year if month <= ref.month else ref.year - 1
 
 
@@ -264,6 +282,10 @@ def _day_month(m, ref, future):
     if ref is None:
         return None
     month = _MONTHS[m["mon"].lower().rstrip(".")]
+    if future is None:  # no tense: the occurrence nearest to the reference
+        options = [d for y in (ref.year - 1, ref.year, ref.year + 1) if (d := _safe_date(y, month, int(m["d"])))]
+        day = min(options, key=lambda d: abs((d - ref).days)) if options else None
+        return (day, day, "day") if day else None
     year = _year_of_month(month, ref, future)
     day = _safe_date(year, month, int(m["d"]))
     if day and not future and day > ref:  # same month, later day: it was last year's
@@ -468,7 +490,7 @@ def find_time_expressions(text: str, reference: datetime | date | None) -> list[
     if not text:
         return []
     ref = _as_date(reference)
-    future = bool(_FUTURE_CUE.search(text))
+    future = _tense(text)
     found: list[TimeSpan] = []
     for pattern, resolve in _RULES:
         for match in pattern.finditer(text):

@@ -100,20 +100,24 @@ def _check_date(claim: _Claim, sources: list[Utterance]) -> FieldCheck:
     if not said:
         return FieldCheck(field="date", supported=False, score=0.0, method="date",
                           note=f"{when!r} is not in the cited utterances")
-    try:
-        from .timeparse import resolve_time_expression
-    except ImportError:  # resolution not available: the expression at least is in the source
-        return FieldCheck(field="date", supported=True, score=1.0, method="date")
-    from .timeparse import parse_datetime
+    from .timeparse import find_time_expressions, parse_datetime, resolve_time_expression
 
     reference = parse_datetime(event.session_date) if event.session_date else None
-    span = resolve_time_expression(when, reference) if reference else None
-    if span is None:
+    if reference is None:
+        return FieldCheck(field="date", supported=True, score=0.5, method="date",
+                          note="expression found in source; no session time to re-resolve it against")
+    # Re-resolve inside the source sentence, so its tense ("will", "went") is read as the extractor read it.
+    spans = [sp for u in sources for sp in find_time_expressions(u.display_text(), reference)
+             if when.lower() in sp.text.lower() or sp.text.lower() in when.lower()]
+    if not spans:
+        one = resolve_time_expression(when, reference)
+        spans = [one] if one else []
+    if not spans:
         return FieldCheck(field="date", supported=True, score=0.5, method="date",
                           note="expression found in source; could not re-resolve it")
-    ok = span.start.isoformat() == event.date_start
+    ok = any(sp.start.isoformat() == event.date_start for sp in spans)
     return FieldCheck(field="date", supported=ok, score=float(ok), method="date",
-                      note="" if ok else f"{when!r} resolves to {span.start.isoformat()}, anchor says {event.date_start}")
+                      note="" if ok else f"{when!r} resolves to {spans[0].start.isoformat()}, anchor says {event.date_start}")
 
 
 def verify_anchors(anchors: AnchorSet, conversation: Conversation, embedder: Embedder | None = None,

@@ -48,7 +48,8 @@ CASES = [
     ("over the weekend", "2023-05-06", "2023-05-07", "range"),
     ("in March", "2023-03-01", "2023-03-31", "month"),
     ("last May", "2022-05-01", "2022-05-31", "month"),
-    ("early June", "2022-06-01", "2022-06-10", "range"),
+    # no tense given: the nearest early June (a month ahead of 8 May), not the one eleven months back
+    ("early June", "2023-06-01", "2023-06-10", "range"),
     ("in two weeks", "2023-05-22", "2023-05-28", "week"),
     ("the past three months", "2023-02-08", "2023-05-08", "range"),
     ("earlier this year", "2023-01-01", "2023-05-08", "range"),
@@ -122,3 +123,16 @@ def test_an_expression_given_alone_may_be_a_bare_or_lowercase_month():
     assert resolve_time_expression("March", MON_8_MAY).start == date(2023, 3, 1)
     span = resolve_time_expression("what happened in may", MON_8_MAY)
     assert (span.text, span.start, span.granularity) == ("may", date(2023, 5, 1), "month")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The deadline is May 3.", "2024-05-03"),
+    ("I move on May 18.", "2024-05-18"),
+    ("I went there on March 30.", "2024-03-30"),
+    ("On December 20 I met her.", "2023-12-20"),
+    ("We visited in May.", "2023-05-01"),
+    ("See you in May!", "2024-05-01"),
+], ids=["plan-no-tense", "present-for-future", "past-verb", "far-month-is-past", "past-month", "future-month"])
+def test_unanchored_dates_follow_tense_or_nearest(text, expected):
+    [span] = find_time_expressions(text, datetime(2024, 4, 20, 10))
+    assert span.start.isoformat() == expected
