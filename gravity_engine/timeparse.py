@@ -7,6 +7,7 @@ time (the session's), so every event can carry an absolute date next to the word
 from __future__ import annotations
 
 import calendar
+import bisect
 import re
 import warnings
 from collections.abc import Callable
@@ -133,6 +134,9 @@ _FUTURE_CUE = re.compile(
 _PAST_CUE = re.compile(
     r"\b(?:was|were|went|did|had|got|made|took|came|saw|met|ago|last|yesterday|earlier|back\s+in|"
     r"already|used\s+to)\b|\b\w{3,}ed\b", re.I)
+
+
+_SENTENCE_END = re.compile(r"[.!?]+\s+")
 
 
 def _tense(text: str) -> bool | None:
@@ -490,10 +494,13 @@ def find_time_expressions(text: str, reference: datetime | date | None) -> list[
     if not text:
         return []
     ref = _as_date(reference)
-    future = _tense(text)
+    # Tense is read per sentence: "I signed a lease! I move on May 18." plans a move, it does not recall one.
+    bounds = [0] + [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text) + 1]
+    tenses = [_tense(text[a:b]) for a, b in zip(bounds, bounds[1:])]
     found: list[TimeSpan] = []
     for pattern, resolve in _RULES:
         for match in pattern.finditer(text):
+            future = tenses[bisect.bisect_right(bounds, match.start()) - 1]
             resolved = resolve(match, ref, future)
             if resolved is None or resolved[0] is None:
                 continue

@@ -136,3 +136,8 @@ def test_an_expression_given_alone_may_be_a_bare_or_lowercase_month():
 def test_unanchored_dates_follow_tense_or_nearest(text, expected):
     [span] = find_time_expressions(text, datetime(2024, 4, 20, 10))
     assert span.start.isoformat() == expected
+
+
+def test_tense_is_read_per_sentence():
+    [span] = find_time_expressions("Sent. Also, I signed a lease in Ballard! I move on May 18.", datetime(2024, 4, 24, 19))
+    assert span.start.isoformat() == "2024-05-18"
