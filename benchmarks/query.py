@@ -43,7 +43,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def time_questions(gq: GravityQuery, host, questions: list[str]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {s: [] for s in (*STEPS, "query_path", "host_search")}
+    out: dict[str, list[float]] = {s: [] for s in (*STEPS, "query_path", "path_no_embed", "host_search")}
     for q in questions[:3]:  # warm caches and lazy imports
         gq.run(q)
         host.search(q, 10)
@@ -53,6 +53,8 @@ def time_questions(gq: GravityQuery, host, questions: list[str]) -> dict[str, li
         out["query_path"].append((time.perf_counter() - t0) * 1000)
         for s in STEPS:
             out[s].append(r.timings_ms.get(s, 0.0))
+        # The encoder's share swings most with machine load; the rest is the engine's own work.
+        out["path_no_embed"].append(out["query_path"][-1] - r.timings_ms.get("embed", 0.0))
         t0 = time.perf_counter()
         host.search(q, 10)
         out["host_search"].append((time.perf_counter() - t0) * 1000)
@@ -60,7 +62,9 @@ def time_questions(gq: GravityQuery, host, questions: list[str]) -> dict[str, li
 
 
 def print_table(title: str, timings: dict[str, list[float]], target: str) -> None:
-    print(f"\n{title}  (target: {target})")
+    import os
+
+    print(f"\n{title}  (target: {target}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"{'step':<14}{'p50 ms':>10}{'p95 ms':>10}")
     for name, values in timings.items():
         print(f"{name:<14}{pct(values, 50):>10.2f}{pct(values, 95):>10.2f}")
