@@ -128,7 +128,10 @@ _WEEKDAY_BY_ABBR = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3
 # Words that make an unanchored "on Saturday" or "in March" point forward instead of back.
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won't|gonna|going\s+to|plan(?:ning)?\s+(?:to|on)|can't\s+wait|looking\s+forward|hope\s+to|"
-    r"intend|scheduled|upcoming|next)\b|\w'll\b", re.I)
+    r"intend|scheduled|upcoming|next)\b|\w'll\b"
+    # the present tense of a fixed date is a plan: "the race is on September 29", "she arrives on June 7"
+    r"|\b(?:is|are)\s+(?:on|in|due|set\s+for)\b|\b(?:starts?|begins?|arrives?|moves?|leaves?|opens?)\s+(?:on|in)\b",
+    re.I)
 # Past-tense cues: with neither cue, an unanchored date ("May 18", "in March") is taken as the
 # occurrence nearest to the reference, since chat mentions plans as often as memories.
 _PAST_CUE = re.compile(

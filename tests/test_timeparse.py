@@ -141,3 +141,9 @@ def test_unanchored_dates_follow_tense_or_nearest(text, expected):
 def test_tense_is_read_per_sentence():
     [span] = find_time_expressions("Sent. Also, I signed a lease in Ballard! I move on May 18.", datetime(2024, 4, 24, 19))
     assert span.start.isoformat() == "2024-05-18"
+
+
+@pytest.mark.parametrize("text", ["The race is on September 29.", "She arrives on September 29 and stays."])
+def test_present_tense_of_a_fixed_date_is_a_plan(text):
+    [span] = find_time_expressions(text, datetime(2024, 3, 12, 9))
+    assert span.start.isoformat() == "2024-09-29"
