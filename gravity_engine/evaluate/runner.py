@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
+from ..embed import CachingEmbedder
 from ..errors import ConfigError, LLMError
 from ..llm.config import DEFAULT_MODEL
 from ..measure import _grounded, answer_tokens, covers
@@ -168,18 +169,35 @@ class EvalSummary:
     results_path: Path | None = None
 
 
-class _IngestOnce:
-    """A host that ingests a conversation once: ``ask`` calls ``ingest`` per question, and re-hashing
-    hundreds of memories for every (question, variant) would be pure runner overhead."""
+class _HostForRun:
+    """The host as the runner hands it to ``ask``: ingested once per conversation, and each distinct
+    search (query, k) run once. ``ask`` ingests and searches the original question again for every
+    variant; repeating identical, deterministic work would only inflate the runner's cost."""
 
-    def __init__(self, host):
+    def __init__(self, host, max_entries: int = 20_000):
         self._host = host
         self._ingested: Any = None
+        self._memo: dict[tuple[str, int], list] = {}
+        self._max = max_entries
 
     def ingest(self, conversation) -> None:
         if self._ingested is not conversation:
             self._host.ingest(conversation)
             self._ingested = conversation
+            self._memo.clear()
+
+    def search(self, query: str, k: int = 10) -> list:
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: list[str], k: int = 10) -> list[list]:
+        missing = list(dict.fromkeys(q for q in queries if (q, k) not in self._memo))
+        if missing:
+            many = getattr(self._host, "search_many", None)
+            found = many(missing, k) if callable(many) else [self._host.search(q, k) for q in missing]
+            if len(self._memo) + len(missing) > self._max:
+                self._memo.clear()
+            self._memo.update(((q, k), m) for q, m in zip(missing, found))
+        return [self._memo[(q, k)] for q in queries]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._host, name)
@@ -354,8 +372,10 @@ class Runner:
                 if self.cancel.is_set():
                     break
                 store = self._store(rows[0][0].conversation, summary)
-                embedder = self._embedder_for(store)
-                host = _IngestOnce(get_host(s.host, embedder=embedder))
+                # One text cache per conversation: the question is embedded once for the host and for
+                # Gravity and for every variant, not once per use.
+                embedder = CachingEmbedder(self._embedder_for(store), max_items=20_000)
+                host = _HostForRun(get_host(s.host, embedder=embedder))
                 gq = GravityQuery(store, embedder, FULL)
                 for item, config in rows:
                     if self.cancel.is_set():
