@@ -10,6 +10,7 @@ $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 setup: $(VENV)/.installed
