@@ -41,6 +41,6 @@ navigation = st.navigation({
         st.Page("pages/evaluation.py", title="Evaluation", icon=":material/analytics:"),
         st.Page("pages/settings.py", title="Settings", icon=":material/settings:"),
     ],
-})
+}, expanded=True)
 sidebar_store_picker()
 navigation.run()

@@ -132,7 +132,8 @@ running = job is not None and job.running
 if st.button("Build", type="primary", disabled=running or not modules, key="build_start",
              icon=":material/play_arrow:"):
     options = {"backend": backend, "batch_size": int(batch_size), "modules": tuple(modules), "fused": fused,
-               "update": update, "embedding_model": st.session_state["embedding_model"]}
+               "update": update,
+               "embedding_model": st.session_state.get("embedding_model") or "all-MiniLM-L6-v2"}
     try:
         if backend == "llm":
             cfg = llm_config()
@@ -178,7 +179,7 @@ def _report(store: AnchorStore) -> None:
     r[1].metric("From checkpoints", b.get("from_checkpoint", 0))
     r[2].metric("Failed batches", len(b.get("failed", [])))
     ver = rep.get("verification") or {}
-    share = ver.get("supported_share")
+    share = ver.get("share", ver.get("supported_share"))
     r[3].metric("Fields verified", f"{share:.0%}" if isinstance(share, (int, float)) else "–")
     llm = (rep.get("llm") or {}).get("total", {})
     r[4].metric("LLM calls", llm.get("calls", 0))

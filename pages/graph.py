@@ -15,9 +15,11 @@ anchors = store.anchors
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _graph_html(store_key: tuple, types: tuple, min_degree: int, sessions: tuple | None, search: str,
-                physics: bool) -> tuple[str, int, int]:
+                physics: bool, co_mentions: bool) -> tuple[str, int, int]:
     s = load(store_key)
     g = gviz.build_graph(s.anchors, studio.session_by_utterance(s))
+    if co_mentions:
+        gviz.add_co_mentions(g, s.anchors)
     sub = gviz.filter_graph(g, types=types, min_degree=min_degree, sessions=sessions, search=search)
     return gviz.graph_html(sub, height=600, physics=physics), sub.number_of_nodes(), sub.number_of_edges()
 
@@ -40,6 +42,8 @@ with st.container(border=True):
     min_degree = c2.number_input("Minimum degree", 0, 50, 0, key="graph_min_degree")
     search = c3.text_input("Search a name or alias", key="graph_search", placeholder="e.g. Priya")
     physics = c4.toggle("Physics layout", value=True, key="graph_physics")
+    co_mentions = c4.toggle("Co-mentions", value=True, key="graph_co_mentions",
+                            help="Dashed edges between entities cited by the same utterances (at least 2).")
     session_range = None
     if len(sessions) > 1:
         first, last = st.select_slider("Sessions", options=sessions, value=(sessions[0], sessions[-1]),
@@ -48,17 +52,18 @@ with st.container(border=True):
         session_range = tuple(sessions[i:j + 1])
 
 store_key = (str(store.path), studio.store_mtime(store.path))
-html_doc, n_nodes, n_edges = _graph_html(store_key, tuple(types), int(min_degree), session_range, search, physics)
+html_doc, n_nodes, n_edges = _graph_html(store_key, tuple(types), int(min_degree), session_range, search, physics,
+                                        co_mentions)
 m1, m2, m3 = st.columns(3)
 m1.metric("Entities shown", n_nodes, help=f"{len(anchors.entities)} in the store")
-m2.metric("Relations shown", n_edges)
+m2.metric("Edges shown", n_edges)
 m3.metric("Types", len(types))
 if n_nodes == 0:
     st.warning("No entity matches these filters.")
 else:
     st.iframe(html_doc, height=620)
-    st.caption("Node size: mentions. Colour: entity type. Edge label: relation. Drag to move, scroll to zoom, "
-               "hover for details.")
+    st.caption("Node size: mentions. Colour: entity type. Labelled arrows: extracted relations; dashed lines: "
+               "co-mentions. Drag to move, scroll to zoom, hover for details.")
 
 st.subheader("Profile", anchor=False)
 ranked = sorted(anchors.entities, key=lambda e: (-e.mentions, e.name.lower()))

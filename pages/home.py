@@ -35,7 +35,8 @@ left, right = st.columns([3, 2])
 with left:
     st.markdown("#### Built with")
     verification = store.report.get("verification") or {}
-    share = verification.get("supported_share") if isinstance(verification, dict) else None
+    share = (verification.get("share", verification.get("supported_share")) if isinstance(verification, dict)
+             else None)
     rows = {
         "backend": info.backend,
         "LLM model": info.llm_model or "— (no LLM)",

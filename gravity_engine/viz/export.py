@@ -77,8 +77,9 @@ def markdown_report(store: AnchorStore) -> str:
              f"- built at: {_md(info.built_at)}, batch size {info.batch_size}, fused: {info.fused}",
              f"- entities: {len(a.entities)}, events: {len(a.events)}, topics: {len(a.topics)}", ""]
     verification = store.report.get("verification") if isinstance(store.report, dict) else None
-    if isinstance(verification, dict) and "supported_share" in verification:
-        lines += [f"- fields verified: {verification['supported_share']:.0%}", ""]
+    share = verification.get("share", verification.get("supported_share")) if isinstance(verification, dict) else None
+    if isinstance(share, (int, float)):
+        lines += [f"- fields verified: {share:.0%}", ""]
     lines += ["## Entities", "", "| name | type | mentions | aliases |", "|---|---|---|---|"]
     for e in sorted(a.entities, key=lambda e: -e.mentions):
         lines.append(f"| {_md(e.name)} | {_md(e.type)} | {e.mentions} | {_md(', '.join(e.aliases))} |")

@@ -67,7 +67,30 @@ def build_graph(anchors: AnchorSet, session_by_utt: dict[str, str] | None = None
             if target is None or target == e.id:
                 continue
             g.add_edge(e.id, target, predicate=r.predicate, source_ids=list(r.source_ids),
-                       sessions=sorted(_session_of(r.source_ids, session_by_utt)))
+                       sessions=sorted(_session_of(r.source_ids, session_by_utt)), kind="relation")
+    return g
+
+
+def add_co_mentions(g: nx.MultiDiGraph, anchors: AnchorSet, min_shared: int = 2) -> nx.MultiDiGraph:
+    """Add a 'mentioned with' edge between entities cited together by at least ``min_shared`` utterances.
+
+    Extracted relations are sparse; shared source utterances show who appears with whom.
+    """
+    cited: dict[str, set[str]] = {}
+    for e in anchors.entities:
+        if e.id in g:
+            for sid in e.source_ids:
+                cited.setdefault(sid, set()).add(e.id)
+    shared: dict[tuple[str, str], list[str]] = {}
+    for sid, ids in cited.items():
+        for a in ids:
+            for b in ids:
+                if a < b:
+                    shared.setdefault((a, b), []).append(sid)
+    for (a, b), sids in shared.items():
+        if len(sids) >= min_shared and not g.has_edge(a, b) and not g.has_edge(b, a):
+            g.add_edge(a, b, predicate=f"mentioned with ({len(sids)})", source_ids=sorted(sids), sessions=[],
+                       kind="co-mention")
     return g
 
 
@@ -118,8 +141,13 @@ def graph_html(g: nx.MultiDiGraph, *, height: int = 620, physics: bool = True) -
         net.add_node(str(n), label=esc(d["name"]), title=esc(tip), color=type_color(d["type"]),
                      size=node_size(d["mentions"]), font={"size": 14})
     for u, v, d in g.edges(data=True):
-        net.add_edge(str(u), str(v), label=esc(d["predicate"]), title=esc(d["predicate"]),
-                     arrows="to", color="#9aa5b1", font={"size": 10, "align": "middle", "color": "#52606d"})
+        if d.get("kind") == "co-mention":
+            # Unlabelled and light: context, not a claim the extractor made.
+            net.add_edge(str(u), str(v), title=esc(d["predicate"]), color="#d9dee4", dashes=True, arrows="",
+                         width=1)
+        else:
+            net.add_edge(str(u), str(v), label=esc(d["predicate"]), title=esc(d["predicate"]), arrows="to",
+                         color="#7b8794", width=2, font={"size": 11, "align": "middle", "color": "#3e4c59"})
     net.set_options(_options(physics, len(g)))
     page = net.generate_html()
     page = _CDN_TAG.sub("", page)  # pyvis links bootstrap from a CDN even in in_line mode; the graph needs none of it

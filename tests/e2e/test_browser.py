@@ -1,0 +1,209 @@
+"""End to end in a real browser: Debian's chromium driven by Playwright against `streamlit run app.py`.
+
+Never runs `playwright install`: it uses /usr/bin/chromium and skips with the reason when it is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+HOSTILE_FILE = ROOT / "tests" / "fixtures" / "hostile" / "hostile_names.jsonl"
+SAMPLE_STORE = ROOT / "sample_data" / "stores" / "medllm_project"
+SHOTS = os.environ.get("GRAVITY_SCREENSHOTS")  # a folder: save a screenshot of every page there
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+PAGES = [  # url path, heading, a text the page shows with the sample store
+    ("", "Gravity Studio", "Built with"),
+    ("build", "Build anchors", "Options"),
+    ("data", "Export & import", "Import a store built elsewhere"),
+    ("graph", "Entity graph", "Profile"),
+    ("timeline", "Event timeline", "Sources"),
+    ("topics", "Topic arcs", "Arc"),
+    ("playground", "Query playground", "Ask a question"),
+    ("evaluation", "Evaluation", "LLM-free measures"),
+    ("settings", "Settings", "LLM endpoint"),
+]
+
+if not CHROMIUM.exists():
+    pytest.skip("/usr/bin/chromium is missing (apt-get install -y chromium)", allow_module_level=True)
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"{url} not healthy after {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    home = tmp_path_factory.mktemp("gravity_home_e2e")
+    env = {**os.environ, "GRAVITY_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    if not SAMPLE_STORE.is_dir():
+        # Until the prebuilt sample store ships, build it the way a user would (classic backend, offline).
+        out = home / "workspace" / "medllm_project"
+        subprocess.run([sys.executable, "-m", "gravity_engine", "build", str(ROOT / "sample_data/medllm_project.jsonl"),
+                        "--backend", "classic", "--out", str(out)], cwd=ROOT, env=env, check=True,
+                       capture_output=True, timeout=600)
+    port = _free_port()
+    log = open(home / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc)
+        yield url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        text = (home / "streamlit.log").read_text()
+        if SHOTS:
+            (Path(SHOTS) / "streamlit.log").write_text(text)
+        assert "Traceback" not in text, text[-3000:]
+        deprecations = [line for line in text.splitlines() if "deprecat" in line.lower()]
+        assert not deprecations, deprecations
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    pg = ctx.new_page()
+    dialogs: list[str] = []
+    pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    pg.dialogs = dialogs
+    yield pg
+    ctx.close()
+
+
+def _open(page, url: str, path: str, heading: str, timeout: float = 90_000) -> None:
+    page.goto(f"{url}/{path}")
+    page.get_by_role("heading", name=heading).first.wait_for(timeout=timeout)
+    _settle(page, timeout)
+
+
+def _settle(page, timeout: float = 90_000) -> None:
+    # Streamlit keeps drawing after the heading: wait until the run is over and no placeholder is left.
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]') && "
+        "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=timeout)
+    page.wait_for_timeout(1200)
+
+
+def _shot(page, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def test_warm_up(app_url, page):
+    # A freshly started server paints a blank body first; this visit warms it (and the caches).
+    _open(page, app_url, "", "Gravity Studio")
+
+
+@pytest.mark.parametrize("path,heading,text", PAGES, ids=[p[0] or "home" for p in PAGES])
+def test_page_shows_its_content(app_url, page, path, heading, text):
+    _open(page, app_url, path, heading)
+    page.get_by_text(text, exact=False).first.wait_for(timeout=60_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    if path == "graph":
+        canvas = page.frame_locator("iframe").first.locator("canvas")
+        canvas.first.wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)  # let the layout settle before the screenshot
+    _shot(page, path or "home")
+    assert page.dialogs == []
+
+
+def test_playground_answers_one_question(app_url, page):
+    _open(page, app_url, "playground", "Query playground")
+    box = page.get_by_label("Question", exact=True)
+    box.fill("When did MedLLM invent a drug dosage?")
+    box.press("Enter")
+    page.get_by_role("button", name="Ask").click()
+    page.get_by_role("heading", name="Answers").wait_for(timeout=120_000)
+    page.get_by_role("heading", name="Injected prompt").wait_for(timeout=30_000)
+    assert page.get_by_text("No LLM endpoint is configured").count() >= 1
+    _settle(page)
+    _shot(page, "playground-answer")
+
+
+def test_hostile_conversation_shows_payloads_as_text(app_url, page):
+    _open(page, app_url, "build", "Build anchors")
+    page.get_by_text("Upload a file").click()
+    page.locator("input[type='file']").set_input_files(str(HOSTILE_FILE))
+    page.get_by_text("Utterances").first.wait_for(timeout=60_000)
+    page.get_by_label("Store name").fill("hostile")
+    page.get_by_label("Store name").press("Enter")
+    page.get_by_role("button", name="Build").click()
+    done = page.get_by_role("button", name="Open this store").or_(page.locator("[data-testid=stAlertContentError]"))
+    done.first.wait_for(timeout=480_000)  # a classic build of 25 turns; slow only on a loaded machine
+    assert page.locator("[data-testid=stAlertContentError]").count() == 0, page.locator(
+        "[data-testid=stAlertContentError]").first.inner_text()
+    page.get_by_role("button", name="Open this store").click()
+    page.wait_for_timeout(1500)
+    # Navigate inside the app (a fresh page load would start a new session on the default store).
+    for link, heading in (("", "Gravity Studio"), ("graph", "Entity graph"),
+                          ("timeline", "Event timeline"), ("topics", "Topic arcs")):
+        page.locator(f"[data-testid=stSidebar] a[href$='/{link}']").first.click()
+        page.get_by_role("heading", name=heading).first.wait_for(timeout=60_000)
+        _settle(page)
+        assert page.locator("img[src='x']").count() == 0, link
+        assert page.locator("svg[onload]").count() == 0, link
+        if link == "graph":
+            assert page.frame_locator("iframe").first.locator("img[src='x']").count() == 0
+            _shot(page, "hostile-graph")
+    page.locator("[data-testid=stSidebar] a[href$='/playground']").first.click()
+    page.get_by_role("heading", name="Query playground").first.wait_for(timeout=60_000)
+    page.get_by_label("Question", exact=True).fill("What did Alice Moreau do in Paris?")
+    page.get_by_label("Question", exact=True).press("Enter")
+    page.get_by_role("button", name="Ask").click()
+    page.get_by_role("heading", name="Injected prompt").wait_for(timeout=120_000)
+    _settle(page)
+    shown = page.locator("[data-testid='stMain']").inner_text()
+    assert "<img src=x onerror=alert(1)>" in shown  # the payload is on screen, as text
+    assert page.locator("img[src='x']").count() == 0
+    assert page.dialogs == [], page.dialogs
+    _shot(page, "hostile-playground")
