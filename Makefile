@@ -6,10 +6,12 @@ PORT ?= 8501
 
 .PHONY: setup app test test-fast browser clean-venv
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt requirements-hosts.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	# memory libraries behind the host adapters; the main pins stay as they are
+	$(PY) -m pip install --quiet -r requirements-hosts.txt -c requirements.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 

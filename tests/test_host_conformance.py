@@ -178,13 +178,10 @@ def test_search_returns_mapped_memories(name, ingested):
 
 
 # The dense host answers an empty query with its nearest neighbours of "" (reported, hosts/dense.py).
-EMPTY_QUERY_XFAIL = {"dense"}
 
 
 @pytest.mark.parametrize("name", PARAMS)
-def test_empty_and_unknown_queries(name, ingested, request):
-    if name in EMPTY_QUERY_XFAIL:
-        request.applymarker(pytest.mark.xfail(reason="returns results for an empty query", strict=False))
+def test_empty_and_unknown_queries(name, ingested):
     host = ingested(name)
     for query in ("", "   "):
         got = host.search(query, k=5)

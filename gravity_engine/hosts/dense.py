@@ -95,9 +95,14 @@ class DenseHost:
             return []
         if not self.memories:
             return [[] for _ in queries]
-        q = self.embedder.encode(list(queries))
-        scores = q @ self.matrix.T
-        return [self._top(row, k) for row in scores]
+        # An empty query has no meaning to match; its embedding would still rank every memory.
+        asked = [i for i, q in enumerate(queries) if q.strip()]
+        results: list[list[Memory]] = [[] for _ in queries]
+        if asked:
+            scores = self.embedder.encode([queries[i] for i in asked]) @ self.matrix.T
+            for i, row in zip(asked, scores):
+                results[i] = self._top(row, k)
+        return results
 
     def format_memories(self, memories: list[Memory]) -> str:
         return format_memory_list(memories)
