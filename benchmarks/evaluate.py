@@ -12,8 +12,10 @@ add up):
 * endpoint: time inside HTTP requests to the server, as the client sees it ("waiting on the endpoint");
 * query path: host search + Gravity's anchors + the answer prompt (the method itself, timed on its
   own by benchmarks/query.py);
-* runner overhead: everything else: planning, resuming, scheduling, judging bookkeeping, token F1,
-  the LLM-free measures, writing rows.
+* setup: reading the dataset and the results file, loading the anchor store (once per run and
+  conversation, not per row);
+* runner overhead: everything else: scheduling, the client's bookkeeping around each request
+  (cache key, JSON parsing and validation of the verdict), token F1, writing rows.
 
 Then the same slice with the configured concurrency gives the throughput (rows/s and questions/s).
 One-time costs (imports, tokenizer, the host's embeddings) are paid in a warm-up run first.
@@ -90,7 +92,15 @@ def main() -> None:
     ap.add_argument("--variants", default="baseline,full")
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--stores", type=Path, default=Path(tempfile.gettempdir()) / "gravity_bench_stores")
+    ap.add_argument("--fake-embedder", action="store_true",
+                    help="Anchors and host on the hashing FakeEmbedder: isolates the runner from the embedding model's cost")
     args = ap.parse_args()
+    embedder = None
+    if args.fake_embedder:
+        from gravity_engine.testing import FakeEmbedder
+
+        embedder = FakeEmbedder()
+        args.stores = args.stores / "fake-embedder"
 
     from gravity_engine.evaluate import EvalSettings, run_evaluation
     from gravity_engine.llm import LLMConfig, OpenAIClient
@@ -117,30 +127,33 @@ def main() -> None:
                                 stores=args.stores, variants=variants, limit=limit, concurrency=concurrency)
 
         t0 = time.perf_counter()
-        warm = run_evaluation(settings("warmup", 2, 1), answer, judge, echo=print)
+        warm = run_evaluation(settings("warmup", 2, 1), answer, judge, echo=print, embedder=embedder)
         print(f"warm-up (imports, tokenizer, host embeddings{', anchor build' if warm.built else ''}): "
               f"{time.perf_counter() - t0:.1f} s")
 
         timer.reset()
-        seq = run_evaluation(settings("sequential", args.questions, 1), answer, judge)
+        seq = run_evaluation(settings("sequential", args.questions, 1), answer, judge, embedder=embedder)
         endpoint_s, requests = timer.seconds, timer.requests
-        overhead_s = seq.wall_s - endpoint_s - seq.query_s
+        setup_s = seq.plan_s + seq.build_s
+        overhead_s = seq.wall_s - endpoint_s - seq.query_s - setup_s
         rows = seq.rows_written
 
         timer.reset()
-        par = run_evaluation(settings("concurrent", args.questions, args.concurrency), answer, judge)
+        par = run_evaluation(settings("concurrent", args.questions, args.concurrency), answer, judge,
+                             embedder=embedder)
         n_questions = len(par.plan.items)
 
         def share(x: float) -> str:
             return f"{100 * x / seq.wall_s:5.1f}%"
 
         print(f"\nEvaluation runner on {dataset} {conversation or path.name}, host dense, variants "
-              f"{', '.join(variants)}: {n_questions} questions, {rows} rows, {requests} HTTP requests; "
+              f"{', '.join(variants)}, embedder {'FakeEmbedder' if embedder else 'all-MiniLM-L6-v2'}: {n_questions} questions, {rows} rows, {requests} HTTP requests; "
               f"scripted server in a child process answering instantly\n")
         print(f"{'sequential run (parts add up)':<42}{'seconds':>9}{'share':>8}{'per row':>10}")
         print("-" * 69)
         for name, sec in (("wall time", seq.wall_s), ("endpoint (HTTP round trips)", endpoint_s),
                           ("query path (host + Gravity + prompt)", seq.query_s),
+                          ("setup (read dataset, plan, load anchors)", setup_s),
                           ("runner overhead (everything else)", overhead_s)):
             print(f"{name:<42}{sec:>9.3f}{share(sec):>8}{1000 * sec / max(1, rows):>8.1f}ms")
         print(f"\n{'concurrent run':<42}{'value':>9}")
