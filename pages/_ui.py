@@ -88,9 +88,11 @@ def sidebar_store_picker() -> None:
         st.sidebar.caption("No anchor store yet.")
         return
     labels = {str(p): studio.store_label(Path(p)) for p in paths}
-    choice = st.sidebar.selectbox("Anchor store", paths, index=paths.index(current) if current in paths else 0,
-                                  format_func=labels.get, key="app_store_choice")
-    if choice != current:
+    # No key on purpose: the widget's identity follows its index, so when a page (Build, Import) changes
+    # store_path the picker shows it instead of restoring its own stale value.
+    index = paths.index(current) if current in paths else 0
+    choice = st.sidebar.selectbox("Anchor store", paths, index=index, format_func=labels.get)
+    if choice != paths[index] or current not in paths:
         st.session_state["store_path"] = choice
 
 

@@ -236,3 +236,20 @@ def test_evaluation_runs_the_measures(store_dir, monkeypatch):
     assert not at.exception, [e.message for e in at.exception]
     assert metrics(at)["Questions"] == "2"
     assert [b.label for b in at.get("download_button")] == ["Download all rows (CSV)"]
+
+
+def test_store_opened_elsewhere_is_not_overridden_by_the_picker(store_dir, tmp_path, monkeypatch):
+    from gravity_engine import studio
+
+    other = tmp_path / "other"
+    make_store(other, hostile=True)
+    monkeypatch.setattr(studio, "available_stores", lambda: [store_dir, other])
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["store_path"] = str(store_dir)
+    at.run()
+    assert at.sidebar.selectbox[0].value == str(store_dir)
+    at.session_state["store_path"] = str(other)  # what Build's "Open this store" does
+    at.run()
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state["store_path"] == str(other)
