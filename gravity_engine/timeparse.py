@@ -544,7 +544,6 @@ def resolve_time_expression(expr: str, reference: datetime | date | None) -> Tim
     # dateparser would read a bare "we"/"sat" as a weekday and any lowercase "may" as the month.
     if _WEEKDAY_WORD.match(expr) or not re.search(r"\d", expr):
         return None
-    import dateparser
     from dateparser.date import DateDataParser
 
     settings = dict(_DATEPARSER_SETTINGS, PREFER_DATES_FROM="past")

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
 from evaluate_fixtures import (CONVERSATION_ID, EXPECTED_BASELINE, EXPECTED_FULL, EXPECTED_GAINS, EXPECTED_LOSSES,
-                               QUESTIONS, answer_of, first_user, prompt_name, router, write_conversation, write_store)
+                               QUESTIONS, answer_of, prompt_name, router, write_conversation, write_store)
 
 from gravity_engine.evaluate import EvalSettings, ResultsFile, build_report, plan_evaluation, run_evaluation
 from gravity_engine.evaluate.stats import gain_loss, score_table

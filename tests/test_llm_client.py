@@ -13,9 +13,7 @@ from gravity_engine.llm import LLMConfig, ModelRequestsForbidden, OpenAIClient, 
 from gravity_engine.llm.cache import ResponseCache
 from gravity_engine.prompts import PROMPTS
 from gravity_engine.testing.openai_server import Reply, ScriptedOpenAIServer, echo_extraction_router
-from gravity_engine.testing.pytest_plugin import (  # noqa: F401  (fixtures)
-    TEST_API_KEY, allow_local_llm, local_llm_config, scripted_openai,
-)
+from gravity_engine.testing.pytest_plugin import TEST_API_KEY, local_llm_config
 
 CONTEXT = {
     "session_id": "s1", "session_time": "2023-05-08T13:56", "speakers": ["Caroline", "Melanie"],

@@ -14,9 +14,7 @@ from gravity_engine.extract.llm import LLMExtractor, normalize_model_date
 from gravity_engine.llm import OpenAIClient
 from gravity_engine.prompts import PROMPTS, conversation_block
 from gravity_engine.testing.openai_server import Reply, ScriptedOpenAIServer, echo_extraction_router
-from gravity_engine.testing.pytest_plugin import (  # noqa: F401  (fixtures)
-    allow_local_llm, local_llm_config, scripted_openai,
-)
+from gravity_engine.testing.pytest_plugin import local_llm_config
 
 
 def _conversation() -> Conversation:

@@ -10,7 +10,6 @@ import pytest
 
 from gravity_engine.prompts import PROMPTS
 from gravity_engine.testing.openai_server import Reply, ScriptedOpenAIServer, approx_tokens, echo_extraction_router
-from gravity_engine.testing.pytest_plugin import allow_local_llm  # noqa: F401  (fixture)
 
 
 def post(srv: ScriptedOpenAIServer, body: dict, key: str | None = None) -> tuple[int, dict, dict]:
