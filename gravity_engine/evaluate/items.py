@@ -53,6 +53,7 @@ class _QuestionRecord(BaseModel):
     evidence: list[str] = []
     question_date: str | None = None
     abstention: bool = False
+    explanation: str = ""  # a longer gold answer for people; the short ``answer`` is what is judged
 
 
 def read_questions_file(path: Path) -> list[Question]:
@@ -76,7 +77,7 @@ def read_questions_file(path: Path) -> list[Question]:
         out.append(Question(id=rec.id or f"q{i + 1}", question=rec.question,
                             answer=None if rec.answer is None else str(rec.answer), category=str(rec.category),
                             evidence=rec.evidence, question_date=rec.question_date,
-                            metadata={"abstention": rec.abstention}))
+                            metadata={"abstention": rec.abstention, "explanation": rec.explanation}))
     return out
 
 
