@@ -243,3 +243,12 @@ def test_extract_batches_matches_extract_batch_one_by_one():
     assert [b.index for b, _ in together] == [b.index for b in batches]
     for batch, result in together:
         assert result == extractor.extract_batch(batch)
+
+
+def test_topic_labels_lead_with_a_proper_noun_but_not_a_weekday():
+    from gravity_engine.extract.classic.topics import label_from, proper_nouns
+
+    names = proper_nouns(["Marco loaded MedKG on Sunday.", "The vet said Biscuit is fine."], frozenset())
+    assert names == {"medkg", "biscuit"}
+    assert label_from(["vet", "vomiting", "biscuit", "trash"], names) == "biscuit, vet, vomiting"
+    assert label_from(["vet", "vomiting"], names) == "vet, vomiting"

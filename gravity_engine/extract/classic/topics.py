@@ -38,6 +38,9 @@ CHAT_WORDS = {
     # what the token pattern leaves of contractions ("don't" -> "don")
     "don", "didn", "doesn", "isn", "wasn", "weren", "couldn", "wouldn", "shouldn", "haven", "hasn", "aren", "won",
     "can", "ain", "let's", "aww", "omg", "wanna", "talk", "chat", "catch", "soon", "bye",
+    # common verbs and adjectives that make poor topic labels ("set, hallucination, interaction")
+    "set", "come", "came", "need", "needs", "small", "big", "ask", "asked", "put", "take", "took", "use", "used",
+    "try", "tried", "start", "started", "work", "worked", "long", "little", "old", "thought", "vibes", "place",
 }
 
 
@@ -64,6 +67,31 @@ def _said(u: Utterance, limit: int = 200) -> str:
 
 def _n_clusters(n: int) -> int:
     return max(2, min(MAX_TOPICS, round(math.sqrt(n / 2))))
+
+
+_MID_SENTENCE_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z]{2,})\b")
+
+
+_CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
+    "september october november december".split())
+
+
+def proper_nouns(texts: list[str], stop: frozenset[str]) -> set[str]:
+    """Lowercased words written capitalised inside a sentence (names of people, places, projects):
+    a topic named after them ("MedKG", "Berlin") reads better than one named after common words."""
+    names: set[str] = set()
+    for text in texts:
+        for sentence in _SENTENCE.split(text):
+            names.update(m.lower() for m in _MID_SENTENCE_NAME.findall(sentence[1:]) if m.lower() not in stop)
+    return names - _CALENDAR_WORDS
+
+
+def label_from(words: list[str], names: set[str]) -> str:
+    """Three keywords, a proper noun first when the topic has one."""
+    named = [w for w in words if set(w.split()) & names]
+    rest = [w for w in words if w not in named[:1]]
+    return ", ".join((named[:1] + rest)[:3])
 
 
 def _keywords(docs: list[str], stop: frozenset[str], top: int = 6) -> list[list[str]]:
@@ -131,6 +159,7 @@ def build_topics(conversation: Conversation,
     clusters = [idx for idx in members.values() if len(idx) >= min_size]
     clusters.sort(key=lambda idx: (order.get(utts[idx[0]].session_id, 0), idx[0]))
     keywords = _keywords([" ".join(utts[i].display_text() for i in idx) for idx in clusters], stop)
+    names = proper_nouns([u.display_text() for u in utts], stop)
     last_sessions = {s.id for s in conversation.sessions[-2:]}
     topics: list[Topic] = []
     assignment: dict[str, str] = {}
@@ -155,7 +184,7 @@ def build_topics(conversation: Conversation,
         else:
             status = "dormant"
         speakers = Counter(utts[i].speaker for i in idx)
-        label = ", ".join(words[:3]) if words else _shorten(utts[central[0]].text, 40)
+        label = label_from(words, names) if words else _shorten(utts[central[0]].text, 40)
         topics.append(Topic(
             id=topic_id, label=label, keywords=words,
             summary=" ".join(_said(utts[i], 160) for i in central[:2]),
