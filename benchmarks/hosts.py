@@ -10,6 +10,9 @@ extraction is heuristic, so those rows test the pipeline, not the library's real
 
 Usage: python benchmarks/hosts.py [--conversation conv-26] [--hosts dense,bm25,mem0,graphiti,amem,mcp]
        (also: graphiti-cosine, graphiti-bm25, graphiti-episodes, mem0-extract)
+
+With Gravity beside each host (recall with expansion, coverage, query-path time vs search time), run
+``python -m gravity_engine measure locomo ../shared/data/locomo10.json --host dense,bm25,mem0,graphiti``.
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@
 
 LoCoMo categories are printed by number and our name: 1 multi-hop, 2 temporal, 3 open-domain,
 4 single-hop, 5 adversarial (reported apart: its gold is usually an adversarial answer or none).
+
+Each row also carries times: the Gravity query path (query embedding, temporal detection, retrieval,
+rerank, expansion, injection; host search excluded), the host's own search for the question at k,
+and the host searches of the expansion queries. ``measure_hosts.py`` runs this over several hosts.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from .errors import InputError
 from .hosts.base import Host, Memory
 from .query.config import FULL, Mode, QueryConfig
 from .query.inject import InjectedContext, count_tokens, fit_context
-from .query.pipeline import GravityQuery, fuse, host_search_many
+from .query.pipeline import GravityQuery, GravityResult, fuse, host_search_many
 from .query.text import normalize_token
 from .store import ANCHORS_FILE, AnchorStore
 
@@ -101,6 +105,10 @@ class MeasureRow(BaseModel):
     anchor_tokens: int
     n_expansions: int
     temporal_grounded: bool | None = None  # only LoCoMo category 2 with a parseable gold date
+    query_path_ms: float | None = None  # Gravity's path for this question, query embedding included
+    query_path_no_embed_ms: float | None = None  # the same without the query embedding
+    host_search_ms: float | None = None  # the host's own search for the question at k
+    expanded_search_ms: float | None = None  # the host's searches of all expansion queries
 
 
 @dataclass
@@ -159,25 +167,45 @@ def _grounded(gold: str, reference: date | None, events) -> bool | None:
     return False
 
 
+def path_ms(g: GravityResult) -> tuple[float, float]:
+    """Milliseconds of Gravity's query path for one result: with and without the query embedding."""
+    t = g.timings_ms
+    total = sum(t.get(step, 0.0) for step in ("embed", "temporal", "retrieve", "expand", "inject"))
+    return total, total - t.get("embed", 0.0)
+
+
 def measure_conversation(store: AnchorStore, host: Host, questions: list[Question], dataset: str = "locomo",
                          settings: MeasureSettings | None = None, embedder: Embedder | None = None,
-                         progress: Progress | None = None, done_before: int = 0, total: int | None = None) -> list[MeasureRow]:
-    """One row per question of one conversation (see the module docstring for each measure)."""
+                         progress: Progress | None = None, done_before: int = 0, total: int | None = None,
+                         gravity: GravityQuery | None = None) -> list[MeasureRow]:
+    """One row per question of one conversation (see the module docstring for each measure).
+
+    ``gravity``: a ``GravityQuery`` on ``store`` to share between hosts (its index is built once)."""
     settings = settings or MeasureSettings()
     config = settings.config
-    gq = GravityQuery(store, embedder, config)
+    gq = gravity or GravityQuery(store, embedder, config)
     host.ingest(store.conversation)
     cost: dict = {}
     rows: list[MeasureRow] = []
     total = total or len(questions)
+    clock = time.perf_counter
     for i, q in enumerate(questions):
         gold = "" if q.answer is None else str(q.answer)
-        original = host.search(q.question, settings.pool)
-        g = gq.run(q.question, q.question_date, config)
         k = settings.k
+        # Timed at k, as the host searches when answering; the deeper pool search only fills the budget.
+        t0 = clock()
+        host.search(q.question, k)
+        host_ms = (clock() - t0) * 1000
+        original = host.search(q.question, settings.pool)
+        # Run right after the host's search, so both times are taken under the same machine load.
+        g = gq.run(q.question, q.question_date, config)
         fused = original
+        expanded_ms = None
         if g.expansions and not getattr(host, "query_independent", False):
-            lists = [original[:k]] + host_search_many(host, [e.query for e in g.expansions], k)
+            t0 = clock()
+            expanded = host_search_many(host, [e.query for e in g.expansions], k)
+            expanded_ms = (clock() - t0) * 1000
+            lists = [original[:k]] + expanded
             top = [m for m, _, _ in fuse(lists, config.fusion_weights(len(lists) - 1), k, config.rrf_c)]
             seen = {tuple(m.utterance_ids) for m in top}
             # The host returns k; past them the budget is filled from its own ranking, as for the host alone.
@@ -198,6 +226,7 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
         if dataset == "locomo" and q.category == "2" and gold:
             events = [a for a in g.selected.get("events", []) if f"[{a.id};" in anchor_text]
             grounded = _grounded(gold, g.qtime.reference, events)
+        path, path_no_embed = path_ms(g)
         rows.append(MeasureRow(
             conversation=store.anchors.conversation_id or (store.conversation.id if store.conversation else ""),
             question_id=q.id, category=q.category, category_label=category_label(q.category, dataset),
@@ -208,6 +237,9 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
             covered_gravity=covers(gold, grav_text) if gold else None,
             host_tokens=host_used, gravity_tokens=grav_used + anchor_used, anchor_tokens=anchor_used,
             n_expansions=len(g.expansions), temporal_grounded=grounded,
+            query_path_ms=round(path, 3), query_path_no_embed_ms=round(path_no_embed, 3),
+            host_search_ms=round(host_ms, 3),
+            expanded_search_ms=None if expanded_ms is None else round(expanded_ms, 3),
         ))
         if progress:
             progress(done_before + i + 1, total)
@@ -294,22 +326,13 @@ def ensure_store(conversation: Conversation, runs_dir: Path, embedder: Embedder 
     return build_store(conversation, out, backend=backend, embedder=embedder), True
 
 
-def run_measure(dataset: str, path: str | Path, host_factory: Callable[[], Host], runs_dir: str | Path,
-                conversation: str | None = None, limit: int | None = None, settings: MeasureSettings | None = None,
-                embedder: Embedder | None = None, progress: Progress | None = None,
-                on_build: Callable[[str], None] | None = None) -> MeasureReport:
-    """Measure every question (or the first ``limit``) of ``path``; builds missing stores; writes CSVs."""
-    from .loaders import load_conversations
+def variant_slug(config: QueryConfig) -> str:
+    """The variant name as a file-name part (+ and - spelled out)."""
+    return config.variant.replace("+", "plus").replace("-", "minus")
 
-    started = time.perf_counter()
-    settings = settings or MeasureSettings()
-    dataset = dataset.lower()
-    if dataset not in ("locomo", "longmemeval"):
-        raise InputError(f"unknown dataset {dataset!r}; choose locomo or longmemeval", source=str(path))
-    conversations = load_conversations(path, conversation=conversation)
-    if not conversations:
-        raise InputError("no conversation to measure" + (f" with id {conversation!r}" if conversation else ""),
-                         source=str(path))
+
+def plan_questions(conversations: list[Conversation], limit: int | None = None) -> list[tuple[Conversation, list[Question]]]:
+    """The measurable questions (a gold answer, or category 5) per conversation, the first ``limit`` in all."""
     plan: list[tuple[Conversation, list[Question]]] = []
     left = limit
     for conv in conversations:
@@ -321,6 +344,41 @@ def run_measure(dataset: str, path: str | Path, host_factory: Callable[[], Host]
             plan.append((conv, qs))
         if left is not None and left <= 0:
             break
+    return plan
+
+
+def load_plan(dataset: str, path: str | Path, conversation: str | None = None,
+              limit: int | None = None) -> tuple[str, list[tuple[Conversation, list[Question]]]]:
+    """The dataset name checked and the conversations' questions to measure (``plan_questions``)."""
+    from .loaders import load_conversations
+
+    dataset = dataset.lower()
+    if dataset not in ("locomo", "longmemeval"):
+        raise InputError(f"unknown dataset {dataset!r}; choose locomo or longmemeval", source=str(path))
+    conversations = load_conversations(path, conversation=conversation)
+    if not conversations:
+        raise InputError("no conversation to measure" + (f" with id {conversation!r}" if conversation else ""),
+                         source=str(path))
+    return dataset, plan_questions(conversations, limit)
+
+
+def write_summary_csv(rows: list[dict], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["category"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def run_measure(dataset: str, path: str | Path, host_factory: Callable[[], Host], runs_dir: str | Path,
+                conversation: str | None = None, limit: int | None = None, settings: MeasureSettings | None = None,
+                embedder: Embedder | None = None, progress: Progress | None = None,
+                on_build: Callable[[str], None] | None = None) -> MeasureReport:
+    """Measure every question (or the first ``limit``) of ``path``; builds missing stores; writes CSVs."""
+    started = time.perf_counter()
+    settings = settings or MeasureSettings()
+    dataset, plan = load_plan(dataset, path, conversation, limit)
     total = sum(len(qs) for _, qs in plan)
     runs = Path(runs_dir)
     rows: list[MeasureRow] = []
@@ -338,14 +396,10 @@ def run_measure(dataset: str, path: str | Path, host_factory: Callable[[], Host]
         host_name = getattr(host, "name", host_name)
         rows += measure_conversation(store, host, qs, dataset, settings, embedder, progress, len(rows), total)
     summary = summarize(rows)
-    stem = f"measure_{dataset}_{host_name}_{settings.config.variant.replace('+', 'plus').replace('-', 'minus')}"
+    stem = f"measure_{dataset}_{host_name}_{variant_slug(settings.config)}"
     if conversation:
         stem += f"_{conversation}"
     csv_path = write_csv(rows, runs / f"{stem}.csv")
-    summary_path = runs / f"{stem}_summary.csv"
-    with open(summary_path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(summary[0]) if summary else ["category"])
-        writer.writeheader()
-        writer.writerows(summary)
+    summary_path = write_summary_csv(summary, runs / f"{stem}_summary.csv")
     return MeasureReport(rows=rows, summary=summary, csv_path=csv_path, summary_csv_path=summary_path,
                          table=format_table(summary, settings.k), built=built, seconds=time.perf_counter() - started)

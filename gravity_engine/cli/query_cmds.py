@@ -1,4 +1,5 @@
-"""CLI commands of the query phase: ask (one question, with and without Gravity) and measure (LLM-free table)."""
+"""CLI commands of the query phase: ask (one question, with and without Gravity), measure (LLM-free table,
+one or several hosts) and hosts (what can sit under Gravity here)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,21 @@ def _config(variant: str, no_gravity: bool, k: Optional[int]):
 
     config = BASELINE if no_gravity else get_variant(variant)
     return config.with_(host_k=k) if k else config
+
+
+def _host(name: str, host_config: Optional[Path], embedder=None):
+    """A host by name; ``mcp`` takes its server settings from ``--host-config``."""
+    from ..errors import ConfigError
+    from ..hosts import get_host
+
+    if name.strip().lower() == "mcp":
+        if host_config is None:
+            raise ConfigError("host 'mcp' needs a server configuration: --host-config FILE.json "
+                              "(see docs/hosts.md, 'mcp: attaching any memory server')")
+        return get_host("mcp", config=str(host_config))
+    if host_config is not None:
+        raise ConfigError(f"--host-config configures the mcp host only, not {name!r}")
+    return get_host(name, embedder=embedder)
 
 
 def _llm_or_none():
@@ -48,7 +64,7 @@ def _print_result(result, show_prompt: bool) -> None:
         typer.secho(f"\nExpansion queries ({len(tr.expansions)}):", bold=True)
         for i, e in enumerate(tr.expansions, 1):
             typer.echo(f"  {i}. [{e.module} {e.anchor_id}] {e.query}")
-        typer.secho(f"\nInjected blocks: " + ", ".join(f"{b.title} {b.tokens} tok" for b in tr.blocks)
+        typer.secho("\nInjected blocks: " + ", ".join(f"{b.title} {b.tokens} tok" for b in tr.blocks)
                     + f" (total {tr.injected_tokens})", bold=True)
     if show_prompt:
         typer.secho("\nFinal prompt" + (" (with Gravity):" if tr.variant != "baseline" else ":"), bold=True)
@@ -71,7 +87,10 @@ def _print_result(result, show_prompt: bool) -> None:
 def ask(
     store_dir: Path = typer.Argument(..., help="Anchor store directory (a build's --out, e.g. runs/conv-26)."),
     question: str = typer.Argument(..., help="The question to answer."),
-    host: str = typer.Option("dense", help="Memory system to sit beside: dense, bm25 or fullcontext."),
+    host: str = typer.Option("dense", help="Memory system to sit beside (see the hosts command): dense, bm25, "
+                                           "fullcontext, mem0, graphiti, amem, mcp."),
+    host_config: Optional[Path] = typer.Option(None, "--host-config", help="JSON settings of the mcp host's server "
+                                                                           "(command or url, tool names, field mapping)."),
     variant: str = typer.Option("full", help="full, +E, +V, +T, +EV, +ET, +VT, -rrk, -exp, +Sum, baseline."),
     no_gravity: bool = typer.Option(False, "--no-gravity", help="The host alone (no anchors, no expansion)."),
     question_date: Optional[str] = typer.Option(None, help="Date the question is asked (default: the last session's)."),
@@ -81,13 +100,18 @@ def ask(
 ) -> None:
     """Answer one question with a host alone and with Gravity's anchors, showing every step."""
     from ..fileio import atomic_write_text
-    from ..hosts import get_host
     from ..query import ask as run_ask
     from ..store import AnchorStore
 
     config = _config(variant, no_gravity, k)
     store = AnchorStore.load(store_dir)
-    result = run_ask(store, get_host(host), question, config, question_date=question_date, llm=_llm_or_none())
+    memory = _host(host, host_config)
+    try:
+        result = run_ask(store, memory, question, config, question_date=question_date, llm=_llm_or_none())
+    finally:
+        close = getattr(memory, "close", None)
+        if callable(close):
+            close()
     _print_result(result, prompt)
     if trace:
         atomic_write_text(trace, result.trace.to_json())
@@ -99,7 +123,12 @@ def ask(
 def measure(
     dataset: str = typer.Argument(..., help="locomo or longmemeval."),
     path: Path = typer.Argument(..., help="The dataset file (e.g. ../shared/data/locomo10.json)."),
-    host: str = typer.Option("dense", help="dense, bm25 or fullcontext."),
+    host: str = typer.Option("dense", help="One host, several comma-separated (dense,bm25,mem0,graphiti) or 'all' "
+                                           "(every installed host); see the hosts command."),
+    host_config: Optional[Path] = typer.Option(None, "--host-config", help="JSON settings of the mcp host's server."),
+    scripted_llm: bool = typer.Option(False, "--scripted-llm", help="Hosts that call an LLM at ingest (amem, "
+                                      "mem0-extract, graphiti-episodes) talk to a scripted local server: tests the "
+                                      "plumbing only, says nothing about the library's quality."),
     runs: Path = typer.Option(Path("runs"), "--runs", help="Where stores live (built with the classic backend when missing) and CSVs go."),
     conversation: Optional[str] = typer.Option(None, "--conversation", "-c", help="Only this conversation (e.g. conv-26)."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N questions."),
@@ -108,15 +137,14 @@ def measure(
     k: int = typer.Option(10, min=1, help="k of evidence recall@k."),
     anchor_share: float = typer.Option(0.3, min=0.0, max=1.0, help="Most of the budget the anchor blocks may take."),
 ) -> None:
-    """LLM-free measures per question category: evidence recall@k, answer coverage, temporal grounding."""
+    """LLM-free measures per question category and host: evidence recall@k, answer coverage, temporal grounding,
+    and Gravity's query-path time beside each host's own search time."""
     from tqdm import tqdm
 
-    from ..embed import get_embedder
-    from ..hosts import get_host
-    from ..measure import MeasureSettings, run_measure
+    from ..measure import MeasureSettings
+    from ..measure_hosts import measure_hosts
     from ..query.config import get_variant
 
-    embedder = get_embedder()
     settings = MeasureSettings(budget=budget, k=k, anchor_share=anchor_share, config=get_variant(variant).with_(host_k=k))
     bar = tqdm(total=0, unit="q", desc="measuring")
 
@@ -125,12 +153,46 @@ def measure(
         bar.n = done
         bar.refresh()
 
-    report = run_measure(dataset, path, lambda: get_host(host, embedder=embedder), runs, conversation, limit,
-                         settings, embedder, progress,
-                         on_build=lambda cid: bar.write(f"building anchors for {cid} (classic backend) ..."))
-    bar.close()
+    try:
+        report = measure_hosts(dataset, path, host, runs, conversation, limit, settings, progress=progress,
+                               status=bar.write, scripted_llm=scripted_llm, host_config=host_config)
+    finally:
+        bar.close()
     typer.echo("\nCategories: LoCoMo JSON numbers with our names (1 multi-hop, 2 temporal, 3 open-domain, "
                "4 single-hop, 5 adversarial, left out of 'overall').")
     typer.echo(f"Coverage: all gold-answer tokens in a {budget}-token context (host alone vs host + anchors).\n")
-    typer.echo(report.table)
-    typer.echo(f"\n{len(report.rows)} questions in {report.seconds:.0f} s; rows: {report.csv_path}; summary: {report.summary_csv_path}")
+    if report.any_scripted:
+        typer.secho("SCRIPTED LLM: hosts marked * ingested through heuristic scripted answers on 127.0.0.1; their "
+                    "numbers say nothing about the library's real quality.\n", fg=typer.colors.YELLOW, bold=True)
+    typer.echo(report.text())
+    typer.echo(f"\n{report.n_questions} questions x {len(report.results)} hosts in {report.seconds:.0f} s")
+    for r in report.results:
+        typer.echo(f"  {r.name}: rows {r.csv_path}; per category {r.summary_csv_path}")
+    if report.summary_csv_path:
+        typer.echo(f"  summary (one row per host): {report.summary_csv_path}; per host and category: "
+                   f"{report.categories_csv_path}")
+    if report.failed:
+        for name, err in report.failed.items():
+            typer.secho(f"error: host {name}: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=1)
+
+
+@app.command("hosts")
+@friendly_errors
+def hosts_cmd() -> None:
+    """Every memory system Gravity can sit beside: whether its library is installed here and how to install it."""
+    from ..hosts import available_hosts
+    from ..measure_hosts import PRESETS
+
+    infos = available_hosts()
+    width = max(len(n) for n in [*(h.name for h in infos), *PRESETS]) + 2
+    for h in infos:
+        mark = "installed" if h.installed else "missing  "
+        typer.echo(f"{h.name:<{width}}{mark}  {h.description}")
+        if not h.installed and h.install_hint:
+            typer.echo(f"{'':<{width}}           install: {h.install_hint}")
+    typer.echo("\nmeasure also takes these names (a host library run another way):")
+    for p in PRESETS.values():
+        typer.echo(f"{p.name:<{width}}{'':11}{p.description}" + ("  [LLM at ingest]" if p.llm_at_ingest else ""))
+    typer.echo("\nmcp needs --host-config FILE.json; amem calls an LLM at ingest (GRAVITY_LLM_* or, for measure, "
+               "--scripted-llm).")
