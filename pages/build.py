@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import streamlit as st
 
@@ -148,26 +147,20 @@ if st.button("Build", type="primary", disabled=running or not modules, key="buil
         st.session_state["build_job_dir"] = str(out_dir)
 
 
-@st.fragment(run_every=1.0)
-def _watch(job: studio.BuildJob) -> None:
+def _progress(job: studio.BuildJob) -> None:
     p = job.progress
     if p is None:
         st.progress(0.0, text="Starting… (loading models)")
-    else:
-        frac = min(1.0, p.done / p.total) if p.total else 0.0
-        label = {"extract": "Extracting", "finalize": "Linking across sessions", "embed": "Embedding",
-                 "verify": "Verifying", "save": "Saving", "done": "Done"}.get(p.stage, p.stage)
-        st.progress(frac, text=f"{label}: {p.done} of {p.total}" + (f" · {p.failed} failed" if p.failed else "")
-                    + (f" · {p.message}" if p.message else ""))
-        if p.counts:
-            c = st.columns(3)
-            for col, mod in zip(c, ("entities", "events", "topics")):
-                col.metric(f"{mod} found", p.counts.get(mod, 0))
-    if st.button("Cancel", key="build_cancel", icon=":material/stop:"):
-        job.cancel()
-        st.toast("Cancelling after the current batch; finished batches are kept.")
-    if not job.running:
-        st.rerun(scope="app")
+        return
+    frac = min(1.0, p.done / p.total) if p.total else 0.0
+    label = {"extract": "Extracting", "finalize": "Linking across sessions", "embed": "Embedding",
+             "verify": "Verifying", "save": "Saving", "done": "Done"}.get(p.stage, p.stage)
+    st.progress(frac, text=f"{label}: {p.done} of {p.total}" + (f" · {p.failed} failed" if p.failed else "")
+                + (f" · {p.message}" if p.message else ""))
+    if p.counts:
+        c = st.columns(3)
+        for col, mod in zip(c, ("entities", "events", "topics")):
+            col.metric(f"{mod} found", p.counts.get(mod, 0))
 
 
 def _report(store: AnchorStore) -> None:
@@ -193,20 +186,34 @@ def _report(store: AnchorStore) -> None:
         st.json(rep, expanded=False)
 
 
+def _open_store(path: str) -> None:
+    st.session_state["store_path"] = path
+
+
+def _job_view(job: studio.BuildJob) -> None:
+    """Progress while the build runs; then its outcome. Polled as a fragment while running."""
+    if job.running:
+        _progress(job)
+        if st.button("Cancel", key="build_cancel", icon=":material/stop:"):
+            job.cancel()
+            st.toast("Cancelling after the current batch; finished batches are kept.")
+    elif job.error:
+        (st.warning if job.cancelled else st.error)(job.error)
+        st.caption("Batches finished before this point are checkpointed; press Build to resume.")
+    elif job.store_path is not None:
+        built = AnchorStore.load(job.store_path)
+        counts = built.anchors.counts()
+        st.success(f"Built {counts['entities']} entities, {counts['events']} events, {counts['topics']} topics.")
+        if st.session_state.get("store_path") != str(job.store_path):
+            # A callback, then a full rerun: the sidebar and every page switch to the new store.
+            if st.button("Open this store", type="primary", key="build_open"):
+                _open_store(str(job.store_path))
+                st.rerun(scope="app")
+        _report(built)
+
+
 watched = jobs.get(st.session_state.get("build_job_dir", "")) or job
 if watched is not None:
     st.subheader(f"Build of {md_escape(watched.out_dir.name)}", anchor=False)
-    if watched.running:
-        _watch(watched)
-    elif watched.error:
-        (st.warning if watched.cancelled else st.error)(watched.error)
-        st.caption("Batches finished before this point are checkpointed; press Build to resume.")
-    elif watched.store_path is not None:
-        built = AnchorStore.load(watched.store_path)
-        counts = built.anchors.counts()
-        st.success(f"Built {counts['entities']} entities, {counts['events']} events, {counts['topics']} topics.")
-        if st.session_state.get("store_path") != str(watched.store_path):
-            if st.button("Open this store", type="primary", key="build_open"):
-                st.session_state["store_path"] = str(watched.store_path)
-                st.rerun()
-        _report(built)
+    # While the build runs the view refreshes itself every second; once it is over it is drawn once.
+    st.fragment(_job_view, run_every=1.0 if watched.running else None)(watched)

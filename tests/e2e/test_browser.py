@@ -6,7 +6,6 @@ Never runs `playwright install`: it uses /usr/bin/chromium and skips with the re
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -170,6 +169,7 @@ def test_playground_answers_one_question(app_url, page):
     _shot(page, "playground-answer")
 
 
+@pytest.mark.timeout(900)
 def test_hostile_conversation_shows_payloads_as_text(app_url, page):
     _open(page, app_url, "build", "Build anchors")
     page.get_by_text("Upload a file").click()
