@@ -68,6 +68,9 @@ class SentenceTransformerEmbedder:
             self._model = SentenceTransformer(path, device=device)
         except Exception as err:  # the library raises OSError, ValueError, HF errors...
             raise ConfigError(f"cannot load embedding model {model!r}: {err}") from err
+        if self.name == DEFAULT_MODEL:
+            # MiniLM was trained on 128-token inputs; its 256 default only spends time on padding-heavy batches.
+            self._model.max_seq_length = min(self._model.max_seq_length or 128, 128)
         self.dim = int(self._model.get_embedding_dimension())
         self.batch_size = batch_size
         self._lock = threading.Lock()  # torch modules are not safe to call from Streamlit's threads at once
