@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: setup app test test-fast browser clean-venv
+.PHONY: setup app test test-fast browser samples clean-venv
 
 $(VENV)/.installed: requirements.txt requirements-hosts.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ test: setup browser
 
 test-fast: setup
 	$(PY) -m pytest -q -m "not e2e"
+
+# Rebuild the prebuilt sample store after a change to the extractor or the sample conversation.
+samples: setup
+	rm -rf sample_data/stores/medllm_project
+	$(PY) -m gravity_engine build sample_data/medllm_project.jsonl --out sample_data/stores/medllm_project
 
 clean-venv:
 	rm -rf $(VENV)
