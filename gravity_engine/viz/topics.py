@@ -40,13 +40,13 @@ def arcs_frame(anchors: AnchorSet, conversation: Conversation | None = None) -> 
 def heatmap_chart(arcs: pd.DataFrame, sessions: list[str], height_per_topic: int = 26) -> alt.Chart:
     """Topic × session heat map; colour intensity is the number of mentions in that session."""
     topics = list(dict.fromkeys(arcs.sort_values("session_index")["topic"]))
-    height = max(120, height_per_topic * max(len(topics), 1))
-    return alt.Chart(arcs).mark_rect(cornerRadius=2).encode(
-        x=alt.X("session_id:N", sort=sessions, title="session"),
-        y=alt.Y("topic:N", sort=topics, title=None),
+    # A fixed step per row: a plain pixel height let Streamlit squeeze the rows and drop labels.
+    return alt.Chart(arcs).mark_rect(cornerRadius=2, stroke="white", strokeWidth=1).encode(
+        x=alt.X("session_id:N", sort=sessions, title="session", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("topic:N", sort=topics, title=None, axis=alt.Axis(labelLimit=260)),
         color=alt.Color("mentions:Q", scale=alt.Scale(scheme="greens"), title="mentions"),
         tooltip=["topic:N", "session_id:N", "date:N", "mentions:Q", "state:N"],
-    ).properties(height=height)
+    ).properties(height=alt.Step(height_per_topic))
 
 
 def topic_totals(anchors: AnchorSet) -> pd.DataFrame:
