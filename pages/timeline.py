@@ -31,8 +31,10 @@ c3.metric("Unresolved dates", len(unresolved))
 c4.metric("Linked (causes/follows)", int(((events["causes"] != "") | (events["follows"] != "")).sum()))
 
 with st.container(border=True):
-    f1, f2 = st.columns([2, 3])
+    f1, f2, f3 = st.columns([2, 3, 1.4])
     color_by = f1.radio("Colour by", list(tviz.COLOR_FIELDS), horizontal=True, key="timeline_color_by")
+    whole = f3.toggle("Whole range", value=False, key="timeline_whole_range",
+                      help="Off: the sessions' own months. On: every resolved date, however far back.")
     people = sorted({p.strip() for ps in events["participants"] for p in ps.split(",") if p.strip()})
     chosen = f2.multiselect("Participants", people, default=[], key="timeline_participants",
                             placeholder="all participants")
@@ -42,7 +44,8 @@ if chosen:
     shown = events[events["participants"].apply(lambda s: any(p in s.split(", ") for p in chosen))]
 
 if shown["resolved"].any():
-    st.altair_chart(tviz.timeline_chart(shown, color_by=color_by), width="stretch")
+    span = None if whole else tviz.conversation_span(events)
+    st.altair_chart(tviz.timeline_chart(shown, color_by=color_by, domain=span), width="stretch")
     st.caption("Points mark the start of each event, bars its resolved range; dashed lines link causes and "
                "follow-ups. Hover for the expression as said and the session date it was resolved against.")
 else:

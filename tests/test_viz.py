@@ -90,3 +90,13 @@ def test_import_rejects_non_zip_and_oversize(tmp_path):
 def test_loaded_store_matches(tmp_path):
     make_store(tmp_path / "s")
     assert AnchorStore.load(tmp_path / "s").anchors.counts() == {"entities": 5, "events": 4, "topics": 2}
+
+
+def test_timeline_opens_on_the_conversations_own_months():
+    frame = timeline.events_frame(demo_anchors())
+    span = timeline.conversation_span(frame, margin_days=10)
+    assert span is not None and span[0] < span[1]
+    spec = timeline.timeline_chart(frame, domain=span).to_dict()
+    x = next(layer["encoding"]["x"] for layer in spec["layer"] if "scale" in layer.get("encoding", {}).get("x", {}))
+    assert x["scale"]["domain"] == [span[0].isoformat(), span[1].isoformat()]
+    assert "scale" not in str(timeline.timeline_chart(frame).to_dict()["layer"][-1]["encoding"]["x"])

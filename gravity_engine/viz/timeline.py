@@ -54,8 +54,20 @@ def links_frame(events: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "x", "x2", "y", "y2", "from", "to"])
 
 
-def timeline_chart(events: pd.DataFrame, color_by: str = "participant", height: int = 360) -> alt.Chart:
-    """Resolved events on a time axis: a bar for each date range, a point for single days, one lane per participant."""
+def conversation_span(events: pd.DataFrame, margin_days: int = 45) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The sessions' own time range plus a margin: the default view, so that one "back in 2019" event
+    does not squeeze months of conversation into a few pixels."""
+    times = pd.to_datetime(events["session_date"], errors="coerce").dropna()
+    if times.empty:
+        return None
+    margin = pd.Timedelta(days=margin_days)
+    return times.min().tz_localize(None).normalize() - margin, times.max().tz_localize(None).normalize() + margin
+
+
+def timeline_chart(events: pd.DataFrame, color_by: str = "participant", height: int = 360,
+                   domain: tuple[pd.Timestamp, pd.Timestamp] | None = None) -> alt.Chart:
+    """Resolved events on a time axis: a bar for each date range, a point for single days, one lane per participant.
+    ``domain`` fixes the visible range (marks outside it are clipped; the chart still pans and zooms)."""
     field = COLOR_FIELDS.get(color_by, "participant")
     data = events[events["resolved"]].copy()
     data["date_start"] = data["date_start"].dt.tz_localize(None)
@@ -64,19 +76,20 @@ def timeline_chart(events: pd.DataFrame, color_by: str = "participant", height: 
                alt.Tooltip("when_text:N", title="as said"), alt.Tooltip("date_start:T", title="from"),
                alt.Tooltip("date_end:T", title="to"), alt.Tooltip("session_date:N", title="resolved against"),
                alt.Tooltip("id:N")]
+    scale = alt.Scale(domain=[domain[0].isoformat(), domain[1].isoformat()]) if domain else alt.Undefined
     base = alt.Chart(data).encode(
-        x=alt.X("date_start:T", title="date"),
+        x=alt.X("date_start:T", title="date", scale=scale),
         y=alt.Y("participant:N", title=None),
         color=alt.Color(f"{field}:N", title=color_by, legend=alt.Legend(orient="bottom", columns=4)),
         tooltip=tooltip,
     )
-    bars = base.mark_bar(height=10, opacity=0.55, cornerRadius=3).encode(x2="date_end:T")
-    points = base.mark_circle(size=110, opacity=0.9)
+    bars = base.mark_bar(height=10, opacity=0.55, cornerRadius=3, clip=True).encode(x2="date_end:T")
+    points = base.mark_circle(size=110, opacity=0.9, clip=True)
     layers = [bars, points]
     links = links_frame(events)
     if not links.empty:
         links["x"] = links["x"].dt.tz_localize(None)
         links["x2"] = links["x2"].dt.tz_localize(None)
-        layers.insert(0, alt.Chart(links).mark_rule(strokeDash=[4, 3], color="#7b8794").encode(
+        layers.insert(0, alt.Chart(links).mark_rule(strokeDash=[4, 3], color="#7b8794", clip=True).encode(
             x="x:T", x2="x2:T", y="y:N", y2="y2:N", tooltip=["kind:N", "from:N", "to:N"]))
     return alt.layer(*layers).properties(height=height).interactive(bind_y=False)
