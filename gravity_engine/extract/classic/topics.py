@@ -100,7 +100,8 @@ def _keywords(docs: list[str], stop: frozenset[str], top: int = 6) -> list[list[
 
     for max_df in (0.5, 1.0):  # with few clusters, a 0.5 cut can remove every term
         try:
-            vec = TfidfVectorizer(stop_words=list(stop), ngram_range=(1, 2), max_df=max_df, sublinear_tf=True,
+            # only stop words the token pattern can produce, or sklearn warns they are inconsistent
+            vec = TfidfVectorizer(stop_words=[w for w in stop if re.fullmatch(r"[a-zA-Z]{3,}", w)], ngram_range=(1, 2), max_df=max_df, sublinear_tf=True,
                                   token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z]{2,}\b")
             matrix = vec.fit_transform(docs)
             break
