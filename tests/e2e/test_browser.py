@@ -207,3 +207,22 @@ def test_hostile_conversation_shows_payloads_as_text(app_url, page):
     assert page.locator("img[src='x']").count() == 0
     assert page.dialogs == [], page.dialogs
     _shot(page, "hostile-playground")
+
+
+@pytest.mark.parametrize("name,content,expected", [
+    ("truncated.json", b'[{"speaker": "Ann", "text": "hi"', "truncated.json"),
+    ("picture.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "is a PNG image"),
+    ("latin1.txt", "Ann: caf\xe9 au lait\n".encode("latin-1"), "latin1.txt"),
+], ids=["truncated-json", "binary", "mis-encoded"])
+def test_bad_upload_shows_the_loaders_message(app_url, page, tmp_path, name, content, expected):
+    bad = tmp_path / name
+    bad.write_bytes(content)
+    _open(page, app_url, "build", "Build anchors")
+    page.get_by_text("Upload a file").click()
+    page.locator("input[type='file']").set_input_files(str(bad))
+    error = page.locator("[data-testid=stAlertContentError]").first
+    error.wait_for(timeout=60_000)
+    message = error.inner_text()
+    assert expected in message and "Traceback" not in message
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.get_by_role("button", name="Build").count() == 0  # nothing to build from a bad file
