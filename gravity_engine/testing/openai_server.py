@@ -184,6 +184,9 @@ def _message_text(message: dict[str, Any]) -> str:
 class _Handler(BaseHTTPRequestHandler):
     owner: ScriptedOpenAIServer
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
+    # Headers and body go out in two writes; with Nagle on, a keep-alive client waits ~40 ms for the
+    # delayed ACK on every reply.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # quiet: tests read srv.requests instead
