@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from .conversation import Question
 from .embed import Embedder
 from .errors import ConfigError, GravityError
-from .hosts import available_hosts, get_host
+from .hosts import LLM_AT_INGEST, available_hosts, get_host
 from .hosts._optional import HostUnavailable, install_hint, missing_modules
 from .llm.config import LLMConfig
 from .measure import (MeasureRow, MeasureSettings, Progress, ensure_store, format_table, load_plan,
@@ -60,7 +60,6 @@ PRESETS: dict[str, HostSpec] = {s.name: s for s in [
     HostSpec(name="amem-noevolve", host="amem", options={"evolve": False},
              description="A-Mem notes without the evolution call (runs offline; not A-Mem's full method)"),
 ]}
-_LLM_HOSTS = {"amem"}  # registry hosts whose default ingestion calls an LLM
 _ALIASES = {"zep": "graphiti", "a-mem": "amem", "agentic-memory": "amem", "full-context": "fullcontext",
             "full": "fullcontext"}
 
@@ -75,7 +74,7 @@ def _spec(name: str, host_config: str | Path | None) -> HostSpec:
     if key in PRESETS:
         spec = PRESETS[key].model_copy(deep=True)
     elif key in host_names():
-        spec = HostSpec(name=key, host=key, llm_at_ingest=key in _LLM_HOSTS)
+        spec = HostSpec(name=key, host=key, llm_at_ingest=key in LLM_AT_INGEST)
     else:
         raise ConfigError(f"unknown host {name!r}; choose from {', '.join(host_names())}, or 'all'")
     missing = missing_modules(spec.host)
@@ -110,7 +109,7 @@ def parse_hosts(hosts: str | list[str], host_config: str | Path | None = None,
                 skipped[info.name] = f"not installed ({info.install_hint})"
             elif info.name == "mcp" and not host_config:
                 skipped[info.name] = "needs --host-config FILE.json"
-            elif info.name in _LLM_HOSTS and not llm_ok:
+            elif info.name in LLM_AT_INGEST and not llm_ok:
                 skipped[info.name] = ("calls an LLM at ingest: set GRAVITY_LLM_BASE_URL / GRAVITY_LLM_API_KEY, "
                                       "or pass --scripted-llm")
             else:

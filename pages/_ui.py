@@ -148,3 +148,13 @@ def query_config(variant: str = "full"):
     if not base.expand:
         overrides.pop("expansion_budget", None)
     return base.with_(**overrides) if overrides else base
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def selectable_hosts() -> list[str]:
+    """Installed hosts the pages can run: every adapter but mcp, which needs a server configuration
+    (the CLI's --host-config)."""
+    from gravity_engine.hosts import available_hosts
+
+    return [h.name for h in available_hosts() if h.installed and h.name != "mcp"
+            and "not available yet" not in h.description]

@@ -9,7 +9,7 @@ import streamlit as st
 from gravity_engine import studio
 from gravity_engine.conversation import Question
 from gravity_engine.errors import GravityError
-from pages._ui import load_store, query_config, require_store, store_embedder
+from pages._ui import llm_config, load_store, query_config, require_store, selectable_hosts, store_embedder
 
 st.title("Evaluation")
 st.caption("LLM-free measures: evidence recall@k of the host with and without expansion queries, answer coverage "
@@ -33,36 +33,54 @@ with st.container(border=True):
     pool = [q for q in questions if q.category in chosen]
     limit = c2.number_input("Questions (max)", 1, max(1, len(pool)), min(len(pool), 50) or 1,
                             key="evaluation_limit")
-    host_name = c3.selectbox("Host", ["dense", "bm25", "fullcontext"], key="evaluation_host")
+    host_names = c3.multiselect("Hosts", selectable_hosts(), default=["dense"], key="evaluation_hosts",
+                                help="Each host ingests the conversation once; all share the same anchors.")
     budget = c4.number_input("Token budget", 200, 8000, 1000, step=100, key="evaluation_budget")
     go = st.button(f"Run on {min(int(limit), len(pool))} questions", type="primary", key="evaluation_run",
-                   disabled=not pool, icon=":material/play_arrow:")
+                   disabled=not pool or not host_names, icon=":material/play_arrow:")
 
 if go:
-    from gravity_engine.hosts import get_host
-    from gravity_engine.measure import MeasureSettings, measure_conversation
+    from gravity_engine.measure import MeasureSettings
+    from gravity_engine.measure_hosts import measure_store_hosts
 
     bar = st.progress(0.0, text="Measuring…")
+    note = st.empty()
     try:
         s = load_store(*store_key)
-        emb = store_embedder(s)
-        rows = measure_conversation(
-            s, get_host(host_name, embedder=emb), pool[: int(limit)], dataset=dataset,
-            settings=MeasureSettings(budget=int(budget), config=query_config("full")), embedder=emb,
-            progress=lambda d, t: bar.progress(d / max(t, 1), text=f"Question {d} of {t}"))
+        report = measure_store_hosts(
+            s, pool[: int(limit)], host_names, dataset=dataset,
+            settings=MeasureSettings(budget=int(budget), config=query_config("full")), embedder=store_embedder(s),
+            llm=llm_config(), progress=lambda d, t: bar.progress(d / max(t, 1), text=f"{d} of {t} (question × host)"),
+            status=lambda text: note.caption(text))
     except GravityError as err:
         st.error(str(err))
     else:
-        st.session_state["evaluation_rows"] = [r.model_dump() for r in rows]
+        st.session_state["evaluation_summary"] = report.summary_rows()
+        st.session_state["evaluation_rows"] = {r.spec.name: [row.model_dump() for row in r.rows] for r in report.results}
+        st.session_state["evaluation_notes"] = report.notes() + [f"{h}: {why}" for h, why in
+                                                                 {**report.skipped, **report.failed}.items()]
         st.session_state["evaluation_store"] = store_key
     bar.empty()
+    note.empty()
 
-data = st.session_state.get("evaluation_rows")
-if not data or st.session_state.get("evaluation_store") != store_key:
+by_host = st.session_state.get("evaluation_rows")
+if not isinstance(by_host, dict) or not by_host or st.session_state.get("evaluation_store") != store_key:
     st.stop()
 
 from gravity_engine.measure import MeasureRow, summarize  # noqa: E402
 
+for line in st.session_state.get("evaluation_notes", []):
+    st.caption(line)
+if len(by_host) > 1:
+    st.subheader("Hosts side by side", anchor=False)
+    st.dataframe(pd.DataFrame(st.session_state["evaluation_summary"])[
+        ["host", "n", "recall_host", "recall_expanded", "coverage_host", "coverage_gravity", "coverage_delta",
+         "temporal_grounding", "gravity_ms_p50", "host_search_ms_p50", "ratio", "llm_at_ingest"]],
+        hide_index=True, width="stretch",
+        column_config={"ratio": st.column_config.NumberColumn("Gravity / host search time", format="%.2f×")})
+shown_host = st.selectbox("Details for host", list(by_host), key="evaluation_detail_host") if len(by_host) > 1 \
+    else next(iter(by_host))
+data = by_host[shown_host]
 rows = [MeasureRow.model_validate(r) for r in data]
 summary = pd.DataFrame(summarize(rows))
 overall = summary[summary["category"].str.startswith("overall")].iloc[0]

@@ -11,7 +11,7 @@ import streamlit as st
 from gravity_engine import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.query.config import VARIANTS
-from pages._ui import llm_config, load_store, query_config, require_store, store_embedder
+from pages._ui import llm_config, load_store, query_config, require_store, selectable_hosts, store_embedder
 
 st.title("Query playground")
 store = require_store()
@@ -27,20 +27,14 @@ def _gravity(path: str, mtime: float):
 
 
 @st.cache_resource(max_entries=6, show_spinner="The host is ingesting the conversation…")
-def _host(path: str, mtime: float, name: str):
+def _host(path: str, mtime: float, name: str, _llm=None):
     from gravity_engine.hosts import get_host
 
     s = load_store(path, mtime)
-    host = get_host(name, embedder=store_embedder(s))
+    # Only hosts that call an LLM while ingesting (A-Mem's evolution step) take the endpoint.
+    host = get_host(name, embedder=store_embedder(s), **({"llm": _llm} if _llm is not None else {}))
     host.ingest(s.conversation)
     return host
-
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def _hosts() -> list[str]:
-    from gravity_engine.hosts import available_hosts
-
-    return [h.name for h in available_hosts() if h.installed and h.builtin]
 
 
 questions = studio.questions_for(store)
@@ -55,7 +49,7 @@ with st.container(border=True):
     question = st.text_input("Question", key="playground_query",
                              placeholder="e.g. When did the model invent a drug dose?")
     c1, c2, c3 = st.columns([1, 1, 2])
-    host_name = c1.selectbox("Host", _hosts(), key="playground_host",
+    host_name = c1.selectbox("Host", selectable_hosts(), key="playground_host",
                              help="The memory system Gravity sits beside (built-in hosts work offline).")
     variant = c2.selectbox("Variant", list(VARIANTS), key="playground_variant",
                            help="full = +EVT; +E/+V/+T single modules; -rrk no rerank; -exp no expansion; "
@@ -88,7 +82,10 @@ if ask_clicked and question.strip():
 
             llm = OpenAIClient(llm_cfg)
         with st.spinner("Asking…"):
-            result = ask(store, _host(*store_key, host_name), question.strip(), cfg,
+            from gravity_engine.hosts import LLM_AT_INGEST
+
+            host = _host(*store_key, host_name, _llm=llm_cfg if host_name in LLM_AT_INGEST else None)
+            result = ask(store, host, question.strip(), cfg,
                          question_date=(gold or {}).get("question_date"), llm=llm, gravity=_gravity(*store_key))
         st.session_state["playground_result"] = json.loads(result.trace.to_json())
         st.session_state["playground_store"] = store_key

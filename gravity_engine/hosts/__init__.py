@@ -25,6 +25,9 @@ class HostInfo(BaseModel):
     install_hint: str = ""
 
 
+# Hosts whose default ingestion calls an LLM (A-Mem's per-note evolution step): they need an endpoint.
+LLM_AT_INGEST = frozenset({"amem"})
+
 _BUILTIN = {
     "dense": ("Embedding retrieval over utterances (or turn windows) with the anchors' sentence-transformers model",
               "sentence_transformers", "pip install -r requirements.txt"),
@@ -109,4 +112,4 @@ def get_host(name: str, embedder: Embedder | None = None, **options: Any) -> Hos
     raise ConfigError(f"unknown host {name!r}; choose one of {', '.join([*_BUILTIN, *_ADAPTERS])}")
 
 
-__all__ = ["Host", "HostInfo", "Memory", "available_hosts", "get_host"]
+__all__ = ["LLM_AT_INGEST", "Host", "HostInfo", "Memory", "available_hosts", "get_host"]
