@@ -77,7 +77,18 @@ if len(by_host) > 1:
         ["host", "n", "recall_host", "recall_expanded", "coverage_host", "coverage_gravity", "coverage_delta",
          "temporal_grounding", "gravity_ms_p50", "host_search_ms_p50", "ratio", "llm_at_ingest"]],
         hide_index=True, width="stretch",
-        column_config={"ratio": st.column_config.NumberColumn("Gravity / host search time", format="%.2f×")})
+        column_config={
+            "n": "questions",
+            "recall_host": st.column_config.NumberColumn("recall@k alone", format="percent"),
+            "recall_expanded": st.column_config.NumberColumn("recall@k + expansion", format="percent"),
+            "coverage_host": st.column_config.NumberColumn("coverage alone", format="percent"),
+            "coverage_gravity": st.column_config.NumberColumn("coverage + Gravity", format="percent"),
+            "coverage_delta": st.column_config.NumberColumn("Δ coverage", format="percent"),
+            "temporal_grounding": st.column_config.NumberColumn("temporal grounding", format="percent"),
+            "gravity_ms_p50": st.column_config.NumberColumn("Gravity p50 ms", format="%.1f"),
+            "host_search_ms_p50": st.column_config.NumberColumn("host search p50 ms", format="%.1f"),
+            "ratio": st.column_config.NumberColumn("Gravity / host time", format="%.2f×"),
+            "llm_at_ingest": "LLM at ingest"})
 shown_host = st.selectbox("Details for host", list(by_host), key="evaluation_detail_host") if len(by_host) > 1 \
     else next(iter(by_host))
 data = by_host[shown_host]
@@ -99,9 +110,10 @@ long["what"] = long["measure"].map({"coverage_host": "coverage", "coverage_gravi
 long["setting"] = long["measure"].map({"coverage_host": "host alone", "coverage_gravity": "host + Gravity",
                                        "recall_host": "host alone", "recall_expanded": "host + Gravity"})
 chart = alt.Chart(long.dropna()).mark_bar().encode(
-    x=alt.X("setting:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
+    x=alt.X("setting:N", title=None, sort=["host alone", "host + Gravity"], axis=alt.Axis(labels=False, ticks=False)),
     y=alt.Y("value:Q", title=None, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-    color=alt.Color("setting:N", scale=alt.Scale(range=["#9aa5b1", "#4C78A8"]), legend=alt.Legend(orient="top")),
+    color=alt.Color("setting:N", scale=alt.Scale(domain=["host alone", "host + Gravity"], range=["#9aa5b1", "#4C78A8"]),
+                    legend=alt.Legend(orient="top")),
     column=alt.Column("category:N", title=None), row=alt.Row("what:N", title=None),
     tooltip=["category:N", "setting:N", alt.Tooltip("value:Q", format=".0%")],
 ).properties(width=90, height=140)
