@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
+# loopback by default: the app shows conversation text; set ADDRESS=0.0.0.0 to share it on a network
+ADDRESS ?= 127.0.0.1
 
 .PHONY: setup app test test-fast browser samples clean-venv
 
@@ -22,7 +24,7 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 app: setup
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 test: setup browser
 	$(PY) -m pytest -q
