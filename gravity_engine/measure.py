@@ -43,7 +43,7 @@ from .errors import InputError
 from .hosts.base import Host, Memory
 from .query.config import FULL, Mode, QueryConfig
 from .query.inject import InjectedContext, count_tokens, fit_context
-from .query.pipeline import GravityQuery, GravityResult, fuse, host_search_many
+from .query.pipeline import GravityQuery, GravityResult, fuse, host_search_many, memory_key
 from .query.text import normalize_token
 from .store import ANCHORS_FILE, AnchorStore
 
@@ -71,6 +71,11 @@ def gold_parts(gold: str) -> list[str]:
 def _norm_text(lines: list[str]) -> str:
     """The context as one normalized token stream; lines are kept apart so no part spans two of them."""
     return "\n".join(" " + " ".join(answer_tokens(line)) + " " for line in lines)
+
+
+def context_covers(gold: str, text: str) -> bool | None:
+    """``covers`` on raw text (a prompt, a context): each line is one place a gold part must fit in."""
+    return covers(gold, _norm_text(text.splitlines()))
 
 
 def covers(gold: str, context: str) -> bool | None:
@@ -123,7 +128,7 @@ class MeasureSettings:
 def _fill(memories: list[Memory], budget: int, host: Host, cost: dict) -> tuple[list[str], int]:
     lines, used = [], 0
     for m in memories:
-        key = tuple(m.utterance_ids) or (m.text,)
+        key = memory_key(m)
         if key not in cost:
             line = host.format_memories([m]).removeprefix("- ")
             cost[key] = (line, count_tokens(line) + 1)
@@ -207,9 +212,9 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
             expanded_ms = (clock() - t0) * 1000
             lists = [original[:k]] + expanded
             top = [m for m, _, _ in fuse(lists, config.fusion_weights(len(lists) - 1), k, config.rrf_c)]
-            seen = {tuple(m.utterance_ids) for m in top}
+            seen = {memory_key(m) for m in top}
             # The host returns k; past them the budget is filled from its own ranking, as for the host alone.
-            fused = top + [m for m in original if tuple(m.utterance_ids) not in seen]
+            fused = top + [m for m in original if memory_key(m) not in seen]
         host_lines, host_used = _fill(original, settings.budget, host, cost)
         anchor_text, anchor_used = "", 0
         if config.mode != Mode.none and g.context.blocks:
@@ -221,7 +226,7 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
             anchor_text, anchor_used = fitted.text, fitted.total_tokens
         grav_lines, grav_used = _fill(fused, settings.budget - anchor_used, host, cost)
         host_text = _norm_text(host_lines)
-        grav_text = _norm_text(grav_lines + ([anchor_text] if anchor_text else []))
+        grav_text = _norm_text(grav_lines + anchor_text.splitlines())
         grounded = None
         if dataset == "locomo" and q.category == "2" and gold:
             events = [a for a in g.selected.get("events", []) if f"[{a.id};" in anchor_text]

@@ -102,9 +102,9 @@ if not trace or st.session_state.get("playground_store") != store_key:
 def _contains(text: str, answer: str | None) -> bool | None:
     if not answer:
         return None
-    from gravity_engine.measure import answer_tokens, covers
+    from gravity_engine.measure import context_covers
 
-    return covers(str(answer), set(answer_tokens(text)))
+    return context_covers(str(answer), text)
 
 
 st.subheader("Answers", anchor=False)

@@ -93,3 +93,12 @@ def test_run_measure_uses_existing_stores_and_writes_csv(tmp_path):
         assert [r["question_id"] for r in csv.DictReader(fh)] == [r.question_id for r in report.rows]
     assert "2 temporal" in report.table and "overall (excl. 5)" in report.table
     assert report.summary_csv_path.is_file()
+
+
+def test_context_covers_reads_raw_text_line_by_line():
+    from gravity_engine.measure import context_covers
+
+    prompt = "- 2023-05-07 (7 May 2023); said \"yesterday\" | Caroline went to a support group\n- other line"
+    assert context_covers("7 May 2023", prompt) is True
+    assert context_covers("7 May 2023", "7 May\n2023") is False  # a part must sit inside one line
+    assert context_covers("", prompt) is None
