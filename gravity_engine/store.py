@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,8 @@ class AnchorStore:
             raw = json.loads(anchors_path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             raise StoreError(f"{anchors_path}: not valid JSON ({err})") from err
+        except RecursionError:
+            raise StoreError(f"{anchors_path}: nested too deeply to be an anchor file") from None
         version = raw.get("schema_version") if isinstance(raw, dict) else None
         if version != SCHEMA_VERSION:
             raise StoreError(f"{anchors_path}: schema_version {version!r}, this engine reads {SCHEMA_VERSION}")
@@ -116,7 +119,7 @@ class AnchorStore:
                             if ids != expected:
                                 raise StoreError(f"{emb_path}: {module} rows do not match anchors.json; re-embed the store")
                             embeddings[module] = np.asarray(npz[module], dtype=np.float32)
-            except (OSError, ValueError, KeyError) as err:
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as err:
                 raise StoreError(f"{emb_path}: unreadable ({err})") from err
         conversation = None
         conv_path = path / CONVERSATION_FILE
@@ -125,11 +128,15 @@ class AnchorStore:
                 conversation = Conversation.model_validate_json(conv_path.read_bytes())
             except ValidationError as err:
                 raise StoreError(f"{conv_path}: not a conversation file ({err.errors()[0]['msg']})") from err
+            except RecursionError:
+                raise StoreError(f"{conv_path}: nested too deeply to be a conversation file") from None
         report: dict[str, Any] = {}
         rep_path = path / REPORT_FILE
         if rep_path.is_file():
             try:
                 report = json.loads(rep_path.read_text(encoding="utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 report = {"error": f"{REPORT_FILE} is unreadable"}
+            if not isinstance(report, dict):  # pages read it with .get: anything else is as good as unreadable
+                report = {"error": f"{REPORT_FILE} is not a JSON object"}
         return cls(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report, path=path)

@@ -263,3 +263,17 @@ def test_store_files_are_readable_by_others(tmp_path, fake_embedder):
     build_store(make_conversation(), tmp_path / "s", extractor=WordExtractor(), embedder=fake_embedder)
     mode = stat.S_IMODE(os.stat(tmp_path / "s" / "anchors.json").st_mode)
     assert mode & stat.S_IRGRP or os.umask(os.umask(0)) & 0o040
+
+
+def test_damaged_store_files_give_store_errors(tmp_path, fake_embedder):
+    build_store(make_conversation(), tmp_path / "s", extractor=WordExtractor(), embedder=fake_embedder)
+    emb = tmp_path / "s" / "embeddings.npz"
+    emb.write_bytes(emb.read_bytes()[:200])  # truncated zip
+    with pytest.raises(StoreError, match="embeddings.npz: unreadable"):
+        AnchorStore.load(tmp_path / "s")
+    emb.unlink()
+    (tmp_path / "s" / "build_report.json").write_text("[1, 2]")
+    assert "not a JSON object" in AnchorStore.load(tmp_path / "s").report["error"]
+    (tmp_path / "s" / "anchors.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(StoreError):
+        AnchorStore.load(tmp_path / "s")
