@@ -155,9 +155,10 @@ def verify_anchors(anchors: AnchorSet, conversation: Conversation, embedder: Emb
         _embedding_checks(pending, results, embedder, config)
     for claim, check in results:
         claim.anchor.checks.append(check)
+    summary = summarize(anchors)  # before any drop: the share describes what the extractor wrote
     if drop_unsupported:
-        _drop(anchors)
-    return summarize(anchors)
+        summary["dropped"] = drop_unsupported_fields(anchors)
+    return summary
 
 
 def _embedding_checks(pending, results, embedder: Embedder | None, config: VerifyConfig) -> None:
@@ -178,22 +179,48 @@ def _embedding_checks(pending, results, embedder: Embedder | None, config: Verif
                                         note="" if ok else f"similarity {score:.2f} < {config.similarity_min}"))
 
 
-def _drop(anchors: AnchorSet) -> None:
+def _keep_indexed(items: list, checks: list[FieldCheck], name: str) -> tuple[list, list[FieldCheck], int]:
+    """Drop the items whose ``name[i]`` check failed; renumber the surviving items' checks."""
+    bad = {c.field for c in checks if not c.supported and c.field.startswith(f"{name}[")}
+    new_index: dict[str, str] = {}
+    kept = []
+    for i, item in enumerate(items):
+        if f"{name}[{i}]" not in bad:
+            new_index[f"{name}[{i}]"] = f"{name}[{len(kept)}]"
+            kept.append(item)
+    remapped = [c.model_copy(update={"field": new_index[c.field]}) if c.field in new_index else c
+                for c in checks if c.field not in bad]
+    return kept, remapped, len(items) - len(kept)
+
+
+def drop_unsupported_fields(anchors: AnchorSet) -> dict[str, int]:
+    """Remove what verification did not support: attributes, relations and key facts, event dates,
+    and events whose description is unsupported (links to them are removed too). Returns counts."""
+    dropped = {"attributes": 0, "relations": 0, "key_facts": 0, "event_dates": 0, "events": 0}
     for e in anchors.entities:
-        bad = {c.field for c in e.checks if not c.supported}
-        e.attributes = [a for i, a in enumerate(e.attributes) if f"attributes[{i}]" not in bad]
-        e.relations = [r for i, r in enumerate(e.relations) if f"relations[{i}]" not in bad]
+        e.attributes, e.checks, n = _keep_indexed(e.attributes, e.checks, "attributes")
+        dropped["attributes"] += n
+        e.relations, e.checks, n = _keep_indexed(e.relations, e.checks, "relations")
+        dropped["relations"] += n
         e.checks = [c for c in e.checks if c.supported]
     for v in anchors.events:
         if any(c.field == "date" and not c.supported for c in v.checks):
             v.date_start = v.date_end = None
             v.granularity = "unknown"
+            dropped["event_dates"] += 1
         v.checks = [c for c in v.checks if c.supported]
+    before = len(anchors.events)
     anchors.events = [v for v in anchors.events if any(c.field == "what" for c in v.checks)]
+    dropped["events"] = before - len(anchors.events)
+    alive = {v.id for v in anchors.events}
+    for v in anchors.events:
+        v.follows = [x for x in v.follows if x in alive]
+        v.causes = [x for x in v.causes if x in alive]
     for t in anchors.topics:
-        bad = {c.field for c in t.checks if not c.supported}
-        t.key_facts = [f for i, f in enumerate(t.key_facts) if f"key_facts[{i}]" not in bad]
+        t.key_facts, t.checks, n = _keep_indexed(t.key_facts, t.checks, "key_facts")
+        dropped["key_facts"] += n
         t.checks = [c for c in t.checks if c.supported]
+    return dropped
 
 
 def summarize(anchors: AnchorSet) -> dict:

@@ -220,8 +220,11 @@ def test_verify_flags_unsupported_fields(fake_embedder):
     assert {c.field: c.supported for c in anchors.events[0].checks} == {"what": True, "date": True}
     assert {c.field: c.supported for c in anchors.events[1].checks} == {"what": True, "date": False}
     assert summary["fields"] == 8 and summary["supported"] == 5
-    verify_anchors(anchors, conv, fake_embedder, drop_unsupported=True)
+    summary = verify_anchors(anchors, conv, fake_embedder, drop_unsupported=True)
+    assert summary["supported"] == 5 and summary["fields"] == 8  # the share describes what was extracted
+    assert summary["dropped"] == {"attributes": 2, "relations": 0, "key_facts": 0, "event_dates": 1, "events": 0}
     assert [a.value for a in anchors.entities[0].attributes] == ["hiking"]
+    assert [c.field for c in anchors.entities[0].checks] == ["name", "attributes[0]"]  # renumbered
     assert anchors.events[1].date_start is None
 
 

@@ -139,13 +139,13 @@ def verify_cmd(store_dir: Path = typer.Argument(..., help="A store directory wri
     from ..embed import get_embedder
     from ..errors import StoreError
     from ..store import AnchorStore, embed_anchors
-    from ..verify import verify_anchors
+    from ..verify import drop_unsupported_fields, verify_anchors
 
     store = AnchorStore.load(store_dir)
     if store.conversation is None:
         raise StoreError(f"{store_dir}: no conversation.json, so there is nothing to verify against")
     embedder = get_embedder(store.anchors.built_with.embedding_model or "all-MiniLM-L6-v2")
-    summary = verify_anchors(store.anchors, store.conversation, embedder, drop_unsupported=drop)
+    summary = verify_anchors(store.anchors, store.conversation, embedder)
     for module, s in summary["by_module"].items():
         share = f"{s['share']:.1%}" if s["share"] is not None else "-"
         typer.echo(f"{module:9s} {s['supported']:5d}/{s['fields']:<5d} supported ({share})")
@@ -156,7 +156,9 @@ def verify_cmd(store_dir: Path = typer.Argument(..., help="A store directory wri
             if not c.supported and shown < show_unsupported:
                 typer.echo(f"  unsupported {anchor.id}.{c.field}: {c.note}")
                 shown += 1
-    store.report["verification"] = summary
     if drop:
+        summary["dropped"] = drop_unsupported_fields(store.anchors)
+        typer.echo("dropped: " + ", ".join(f"{n} {what}" for what, n in summary["dropped"].items()))
         store.embeddings = embed_anchors(store.anchors, embedder)
+    store.report["verification"] = summary
     store.save(store_dir)
