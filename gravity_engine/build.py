@@ -172,7 +172,10 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
                                  "run it again to resume from the checkpoints")
     extract_s = time.perf_counter() - t_extract
 
-    ordered = [results[i] for i in sorted(results)]
+    # A session is in the store whole or not at all: if one of its batches failed, its other batches
+    # wait in their checkpoints, so a rerun (or an --update) adds the session once, not twice.
+    failed_sessions = {f["session_id"] for f in failures}
+    ordered = [results[b.index] for b in batches if b.index in results and b.session_id not in failed_sessions]
     for r in ordered:
         stats.update(r.stats)
     prior = existing.anchors if existing else AnchorSet()
@@ -185,8 +188,7 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     )
     notify(BuildProgress("finalize", 0, 1, failed=len(failures), message="whole-conversation pass (topic arcs, links)"))
     t_final = time.perf_counter()
-    done_sessions = sorted({b.session_id for b in batches if b.index in results}
-                           - {f["session_id"] for f in failures})
+    done_sessions = sorted({b.session_id for b in batches if b.index in results} - failed_sessions)
     anchors = extractor.finalize(conversation, anchors, done_sessions)
     for m in MODULES:
         if m not in modules:
@@ -210,7 +212,6 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     verify_s = time.perf_counter() - t_verify
 
     desc = extractor.describe()
-    failed_sessions = {f["session_id"] for f in failures}
     anchors.built_with = BuildInfo(
         backend=extractor.name, llm_model=desc.get("model"), embedding_model=base_embedder.name,
         embedding_dim=base_embedder.dim, prompt_versions=desc.get("prompt_versions", {}), batch_size=batch_size,

@@ -183,6 +183,8 @@ def consolidate_entities(groups: Iterable[list[Entity]], speakers: list[str],
         copy = e.model_copy(deep=True)
         index.entities.append(copy)
         index.register(copy)
+        if copy.type not in ("", "other"):  # an update's few new mentions must not outvote the old ones
+            votes.setdefault(id(copy), Counter())[copy.type] += copy.mentions or 1
     for group in groups:
         for e in group:
             hit = index.find(e)

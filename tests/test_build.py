@@ -280,3 +280,30 @@ def test_damaged_store_files_give_store_errors(tmp_path, fake_embedder):
     (tmp_path / "s" / "anchors.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(StoreError):
         AnchorStore.load(tmp_path / "s")
+
+
+def test_a_partly_failed_session_is_left_out_whole_and_added_once_on_update(tmp_path, fake_embedder):
+    conv = make_conversation(2, 5)
+
+    class FailSecondBatch(WordExtractor):
+        def extract_batch(self, batch):
+            if batch.utterances[0].id == "D2:3":
+                raise RuntimeError("timeout")
+            return super().extract_batch(batch)
+
+    store = build_store(conv, tmp_path / "s", extractor=FailSecondBatch(), embedder=fake_embedder, batch_size=2)
+    assert store.anchors.built_with.sessions == ["session_1"]
+    assert {e.session_id for e in store.anchors.events} == {"session_1"}
+    bob_before = next(e for e in store.anchors.entities if e.name == "Bob").mentions
+    store = build_store(conv, tmp_path / "s", extractor=WordExtractor(), embedder=fake_embedder, batch_size=2,
+                        update=True)
+    bob = next(e for e in store.anchors.entities if e.name == "Bob")
+    assert store.anchors.built_with.sessions == ["session_1", "session_2"]
+    assert bob.mentions == bob_before + 5  # session 2's five utterances, counted once
+
+
+def test_update_keeps_the_established_entity_type():
+    old = [Entity(id="ent-biscuit", name="Biscuit", type="pet", mentions=6, source_ids=["1"])]
+    [biscuit] = consolidate_entities([[Entity(id="x", name="Biscuit", type="organization", source_ids=["9"])]],
+                                     speakers=[], existing=old)
+    assert biscuit.type == "pet"
