@@ -48,8 +48,11 @@ class Merge(BaseModel):
     alias_id: str  # the id the alias had before the merge
     reason: str  # "same name", "case/punctuation", "nickname", "llm alias", ...
     source_ids: list[str] = Field(default_factory=list)
-    # The alias profile as it was before the merge, so ``consolidate.unmerge`` can restore it.
+    # The alias profile as it was before the merge, so ``consolidate.unmerge`` can restore it, and
+    # what the merge changed on the target (aliases it added, type and description it had).
     snapshot: dict = Field(default_factory=dict)
+    added_aliases: list[str] = Field(default_factory=list)
+    target_before: dict = Field(default_factory=dict)
 
 
 class Entity(BaseModel):

@@ -137,9 +137,13 @@ def _first_name_merges(entities: list[Entity], speakers: list[str]) -> list[Enti
 
 def record_merge(target: Entity, alias: Entity, reason: str) -> None:
     snapshot = alias.model_dump(mode="json")
+    before = {"type": target.type, "description": target.description}
+    aliases_before = set(target.aliases)
     _absorb(target, alias)
     target.merges.append(Merge(alias=alias.name, alias_id=alias.id, reason=reason,
-                               source_ids=list(alias.source_ids), snapshot=snapshot))
+                               source_ids=list(alias.source_ids), snapshot=snapshot,
+                               added_aliases=[a for a in target.aliases if a not in aliases_before],
+                               target_before=before))
 
 
 def unmerge(anchors: AnchorSet, entity_id: str, alias: str) -> AnchorSet:
@@ -151,13 +155,19 @@ def unmerge(anchors: AnchorSet, entity_id: str, alias: str) -> AnchorSet:
     merge = next((m for m in target.merges if m.alias == alias), None)
     if merge is None:
         raise KeyError(f"entity {entity_id!r} has no merge of {alias!r}")
+    if not merge.snapshot:
+        raise KeyError(f"the merge of {alias!r} into {entity_id!r} kept no snapshot (an older store); rebuild to split it")
     restored = Entity.model_validate(merge.snapshot)
     taken = {e.id for e in result.entities}
     if restored.id in taken:
         restored.id = slug(restored.name, taken, "ent")
     own_sources = set(target.source_ids) - set(restored.source_ids)
     target.merges = [m for m in target.merges if m is not merge]
-    target.aliases = [a for a in target.aliases if name_key(a) != name_key(alias)]
+    added = {name_key(a) for a in merge.added_aliases} | {name_key(alias)}
+    target.aliases = [a for a in target.aliases if name_key(a) not in added]
+    if merge.target_before:
+        target.type = merge.target_before.get("type", target.type)
+        target.description = merge.target_before.get("description", target.description)
     target.attributes = [a for a in target.attributes if not _only_from(a.source_ids, restored, own_sources)]
     target.relations = [r for r in target.relations if not _only_from(r.source_ids, restored, own_sources)]
     for a in target.attributes + target.relations:
@@ -333,3 +343,16 @@ def set_seen_times(entities: list[Entity], conversation: Conversation) -> None:
             e.first_seen = first.timestamp or first.session_id
             e.last_seen = last.timestamp or last.session_id
 
+
+
+def unmerge_store(store, entity_id: str, alias: str, embedder):
+    """``unmerge`` on a loaded store, with the entity embeddings recomputed; the store is not saved."""
+    from .store import AnchorStore, embed_anchors
+
+    anchors = unmerge(store.anchors, entity_id, alias)
+    embeddings = dict(store.embeddings)
+    embeddings["entities"] = embed_anchors(anchors.model_copy(update={"events": [], "topics": []}),
+                                           embedder)["entities"]
+    report = dict(store.report)
+    report.setdefault("edits", []).append({"unmerge": {"entity": entity_id, "alias": alias}})
+    return AnchorStore(anchors=anchors, embeddings=embeddings, conversation=store.conversation, report=report)

@@ -225,3 +225,21 @@ def questions_for(store: AnchorStore) -> list[dict[str, Any]]:
                 return []
             return [q for q in items if isinstance(q, dict) and "question" in q]
     return []
+
+
+def unmerge_into_workspace(store: AnchorStore, entity_id: str, alias: str, embedder) -> Path:
+    """Split a merged name off its profile and save the store; a shipped sample is never edited in place:
+    it is copied into the workspace first. Returns the folder of the edited store."""
+    from .consolidate import unmerge_store
+
+    try:
+        edited = unmerge_store(store, entity_id, alias, embedder)
+    except KeyError as err:
+        raise GravityError(str(err.args[0])) from None
+    source = Path(store.path).resolve() if store.path else None
+    if source is None or SAMPLE_STORES.resolve() in source.parents:
+        target = workspace_dir() / safe_name(f"{source.name if source else store.anchors.conversation_id}-edited")
+    else:
+        target = source
+    edited.save(target)
+    return target

@@ -6,7 +6,8 @@ import streamlit as st
 
 from gravity_engine import studio
 from gravity_engine.viz import graph as gviz
-from pages._ui import md_escape, quote_table, require_store
+from gravity_engine.errors import GravityError
+from pages._ui import md_escape, quote_table, require_store, store_embedder
 
 st.title("Entity graph")
 store = require_store()
@@ -107,9 +108,19 @@ with tabs[1]:
         st.caption("No relations.")
 with tabs[2]:
     if profile["merges"]:
-        st.caption("Names folded into this profile during consolidation. Each keeps its former id, so it can be "
-                   "split off again.")
+        st.caption("Names folded into this profile during consolidation. A wrong merge can be split off: the "
+                   "name gets its own profile back (a sample store is copied to your workspace first).")
         st.dataframe(profile["merges"], hide_index=True, width="stretch")
+        c1, c2 = st.columns([3, 1])
+        alias = c1.selectbox("Merged name", [m.alias for m in entity.merges], key="graph_unmerge_alias")
+        if c2.button("Split off", key="graph_unmerge", icon=":material/call_split:"):
+            try:
+                target = studio.unmerge_into_workspace(store, entity.id, alias, store_embedder(store))
+            except GravityError as err:
+                st.error(str(err))
+            else:
+                st.session_state["store_path"] = str(target)
+                st.rerun()
     else:
         st.caption("No merges: this profile was built from one name.")
 with tabs[3]:

@@ -267,3 +267,32 @@ def test_store_opened_elsewhere_is_not_overridden_by_the_picker(store_dir, tmp_p
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.session_state["store_path"] == str(other)
+
+
+def test_graph_split_off_without_snapshot_says_why(store_dir):
+    at = open_page("pages/graph.py", store_dir)
+    assert at.selectbox(key="graph_unmerge_alias").value == "P."
+    at.button(key="graph_unmerge").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert any("kept no snapshot" in e.value for e in at.error)
+    assert at.session_state["store_path"] == str(store_dir)
+
+
+def test_graph_split_off_copies_a_sample_store_to_the_workspace(tmp_path, monkeypatch, fake_embedder):
+    from gravity_engine import studio
+    from gravity_engine.anchors import AnchorSet, Entity
+    from gravity_engine.consolidate import consolidate_entities
+    from gravity_engine.store import AnchorStore, embed_anchors
+
+    samples = tmp_path / "samples"
+    monkeypatch.setattr(studio, "SAMPLE_STORES", samples)
+    monkeypatch.setenv("GRAVITY_HOME", str(tmp_path / "home"))
+    entities = consolidate_entities([[Entity(id="a", name="Priya Raman", type="person", source_ids=["D1:1"])],
+                                     [Entity(id="b", name="Priya", type="person", source_ids=["D1:2"])]], speakers=[])
+    anchors = AnchorSet(conversation_id="demo", entities=entities)
+    AnchorStore(anchors=anchors, embeddings=embed_anchors(anchors, fake_embedder)).save(samples / "demo")
+    target = studio.unmerge_into_workspace(AnchorStore.load(samples / "demo"), "ent-priya-raman", "Priya",
+                                           fake_embedder)
+    assert target == tmp_path / "home" / "workspace" / "demo-edited"
+    assert len(AnchorStore.load(target).anchors.entities) == 2
+    assert len(AnchorStore.load(samples / "demo").anchors.entities) == 1  # the sample is untouched

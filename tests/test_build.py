@@ -152,7 +152,7 @@ def test_update_refuses_a_different_conversation(tmp_path, fake_embedder):
 def test_entities_merge_first_names_and_merges_can_be_undone():
     groups = [[Entity(id="a", name="Priya Raman", type="person", source_ids=["1"],
                       attributes=[Attribute(key="works at", value="Northwind", source_ids=["1"])])],
-              [Entity(id="b", name="priya", type="person", source_ids=["2"],
+              [Entity(id="b", name="priya", type="person", source_ids=["2"], aliases=["P."], description="potter",
                       attributes=[Attribute(key="likes", value="pottery", source_ids=["2"])]),
                Entity(id="c", name="Mel", type="person", source_ids=["3"]),
                Entity(id="d", name="Melanie", type="person", source_ids=["4"],
@@ -173,6 +173,8 @@ def test_entities_merge_first_names_and_merges_can_be_undone():
     assert [a.value for a in back.attributes] == ["pottery"]
     assert [a.value for a in restored_priya.attributes] == ["Northwind"] and not restored_priya.merges
     assert restored_priya.source_ids == ["1"]
+    assert restored_priya.aliases == [] and restored_priya.description == ""  # what the merge brought is gone
+    assert back.aliases == ["P."] and back.description == "potter"
     with pytest.raises(KeyError):
         unmerge(anchors, priya.id, "nobody")
 
@@ -307,3 +309,27 @@ def test_update_keeps_the_established_entity_type():
     [biscuit] = consolidate_entities([[Entity(id="x", name="Biscuit", type="organization", source_ids=["9"])]],
                                      speakers=[], existing=old)
     assert biscuit.type == "pet"
+
+
+def test_unmerge_command_splits_a_profile_in_a_store(tmp_path, fake_embedder, monkeypatch):
+    from typer.testing import CliRunner
+
+    from gravity_engine.cli import app
+    from gravity_engine.consolidate import unmerge_store
+
+    entities = consolidate_entities([[Entity(id="a", name="Priya Raman", type="person", source_ids=["D1:1"])],
+                                     [Entity(id="b", name="Priya", type="person", source_ids=["D1:2"])]], speakers=[])
+    anchors = AnchorSet(conversation_id="t1", entities=entities)
+    from gravity_engine.store import embed_anchors
+
+    AnchorStore(anchors=anchors, embeddings=embed_anchors(anchors, fake_embedder)).save(tmp_path / "s")
+    store = AnchorStore.load(tmp_path / "s")
+    edited = unmerge_store(store, "ent-priya-raman", "Priya", fake_embedder)
+    assert sorted(e.name for e in edited.anchors.entities) == ["Priya", "Priya Raman"]
+    assert edited.embeddings["entities"].shape[0] == 2 and edited.report["edits"]
+    monkeypatch.setattr("gravity_engine.embed.get_embedder", lambda name="": fake_embedder)
+    result = CliRunner().invoke(app, ["unmerge", str(tmp_path / "s"), "ent-priya-raman", "Nobody"])
+    assert result.exit_code == 2 and "has no merge of 'Nobody'" in result.output
+    result = CliRunner().invoke(app, ["unmerge", str(tmp_path / "s"), "ent-priya-raman", "Priya"])
+    assert result.exit_code == 0, result.output
+    assert len(AnchorStore.load(tmp_path / "s").anchors.entities) == 2

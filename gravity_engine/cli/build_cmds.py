@@ -162,3 +162,25 @@ def verify_cmd(store_dir: Path = typer.Argument(..., help="A store directory wri
         store.embeddings = embed_anchors(store.anchors, embedder)
     store.report["verification"] = summary
     store.save(store_dir)
+
+
+@app.command()
+@friendly_errors
+def unmerge(store_dir: Path = typer.Argument(..., help="A store directory written by build."),
+            entity_id: str = typer.Argument(..., help="The profile the alias was merged into (e.g. ent-priya-raman)."),
+            alias: str = typer.Argument(..., help="The merged name to split off again."),
+            out: Optional[Path] = typer.Option(None, help="Write the edited store here instead of in place.")) -> None:
+    """Undo one recorded merge: the alias gets its own profile back."""
+    from ..consolidate import unmerge_store
+    from ..embed import get_embedder
+    from ..errors import StoreError
+    from ..store import AnchorStore
+
+    store = AnchorStore.load(store_dir)
+    try:
+        edited = unmerge_store(store, entity_id, alias,
+                               get_embedder(store.anchors.built_with.embedding_model or "all-MiniLM-L6-v2"))
+    except KeyError as err:
+        raise StoreError(f"{store_dir}: {err.args[0]}") from None
+    edited.save(out or store_dir)
+    typer.echo(f"split {alias!r} off {entity_id}; wrote {out or store_dir}")
