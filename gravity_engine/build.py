@@ -21,8 +21,13 @@ from pydantic import ValidationError
 
 from . import __version__
 from .anchors import MODULES, AnchorSet, BuildInfo
-from .consolidate import (consolidate_entities, consolidate_events, consolidate_topics, drop_unknown_sources,
-                          set_seen_times)
+from .consolidate import (
+    consolidate_entities,
+    consolidate_events,
+    consolidate_topics,
+    drop_unknown_sources,
+    set_seen_times,
+)
 from .conversation import Conversation
 from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder
 from .errors import ConfigError, GravityError, StoreError
@@ -259,11 +264,8 @@ def estimate_build(conversation: Conversation, backend: str = "classic", batch_s
     if backend == "classic":
         return {"backend": "classic", "batches": len(batches), "calls": 0, "prompt_tokens": 0,
                 "est_seconds": round(4.0 + n_utts / 120, 1)}
-    try:
-        from .llm.tokens import count_tokens
-    except ImportError:  # pragma: no cover - tokens ships with the llm package
-        def count_tokens(text: str) -> int:
-            return len(text.split())
+    from .llm.tokens import count_tokens
+
     transcript = sum(count_tokens(f"{u.speaker}: {u.display_text()}") for u in conversation.utterances())
     calls_per_batch = 1 if fused else len(tuple(modules))
     calls = len(batches) * calls_per_batch

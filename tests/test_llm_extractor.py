@@ -110,10 +110,6 @@ def test_fused_batch_maps_reply_into_anchors(server):
 
 
 def test_relative_dates_left_unresolved_are_resolved_against_the_session(server):
-    import gravity_engine.timeparse as timeparse
-
-    if not hasattr(timeparse, "resolve_time_expression"):
-        pytest.skip("timeparse.resolve_time_expression not available yet")
     server.push(FUSED)
     result = extractor(server).extract_batch(first_batch())
     noticed = result.events[0]

@@ -7,7 +7,6 @@ dates it left unresolved are resolved here against the batch's session time.
 
 from __future__ import annotations
 
-import logging
 import re
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import date, datetime
@@ -21,9 +20,9 @@ from ..prompts import PROMPTS
 from ..prompts.extract_entities import ExtractedEntity
 from ..prompts.extract_events import ExtractedEvent
 from ..prompts.extract_topics import ExtractedTopic
+from ..timeparse import resolve_time_expression
 from .base import Batch, BatchAnchors
 
-log = logging.getLogger("gravity_engine.extract.llm")
 
 ENTITY_TYPES = ("person", "pet", "organization", "place", "project", "product", "artifact", "other")
 _TYPE_SYNONYMS = {"org": "organization", "company": "organization", "group": "organization", "team": "organization",
@@ -42,15 +41,6 @@ def batch_context(batch: Batch) -> dict[str, Any]:
         "session_time_text": batch.session_time_text, "speakers": batch.speakers,
         "utterances": [{"id": u.id, "speaker": u.speaker, "text": u.display_text()} for u in batch.utterances],
     }
-
-
-def _time_resolver():
-    """``timeparse.resolve_time_expression`` when that module provides it (written alongside this one)."""
-    try:
-        from ..timeparse import resolve_time_expression
-    except ImportError:
-        return None
-    return resolve_time_expression
 
 
 def _as_iso_day(value: Any) -> str | None:
@@ -106,9 +96,7 @@ class LLMExtractor:
         unknown = set(modules) - set(MODULES)
         if unknown or not self.modules:
             raise ValueError(f"unknown or no anchor modules {sorted(unknown) or list(modules)}; expected some of {MODULES}")
-        self._resolve = _time_resolver()
-        if self._resolve is None:
-            log.info("timeparse.resolve_time_expression not available: keeping only the model's own dates")
+        self._resolve = resolve_time_expression
 
     # --- the Extractor protocol -------------------------------------------------------------------
     def extract_batch(self, batch: Batch) -> BatchAnchors:

@@ -20,12 +20,6 @@ _WHEN = re.compile(
     r"^\s*(when|how long ago|how long has|how long did|since when)\b|\b(what|which)\s+(date|day|year|month|week|time|season)\b"
     r"|\bhow many (days|weeks|months|years)\b", re.I)
 _OPEN = re.compile(r"\b(before|prior to|after|since|until|till|by)\s+$", re.I)
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-# Used only while ``timeparse.find_time_expressions`` is unavailable: the common absolute forms.
-_FALLBACK = re.compile(
-    rf"\b(\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\s+(?:{_MONTHS}),?\s+\d{{4}}|(?:{_MONTHS})\s+\d{{1,2}},\s*\d{{4}}"
-    rf"|(?:{_MONTHS})\s+\d{{4}}|(?:19|20)\d{{2}}|last year|this year|last month|this month|last week|yesterday)\b", re.I)
-
 
 @dataclass
 class QuerySpan:
@@ -72,61 +66,14 @@ def _as_date(value: datetime | date | str | None) -> date | None:
 
 
 def _find_expressions(text: str, reference: date | None) -> list[tuple[str, date, date, int]]:
-    """(text, start, end, char_start) of every time expression, via timeparse when it offers the finder."""
-    from .. import timeparse
+    """(text, start, end, char_start) of every time expression in the question."""
+    from ..timeparse import find_time_expressions
 
-    finder = getattr(timeparse, "find_time_expressions", None)
-    if finder is not None:
-        out = []
-        for span in finder(text, reference):
-            start_char = span.char_start if span.char_start >= 0 else text.lower().find(span.text.lower())
-            out.append((span.text, span.start, span.end, start_char))
-        return out
-    return _fallback_expressions(text, reference)
-
-
-def _fallback_expressions(text: str, reference: date | None) -> list[tuple[str, date, date, int]]:
     out = []
-    for m in _FALLBACK.finditer(text):
-        resolved = _resolve_simple(m.group(0), reference)
-        if resolved:
-            out.append((m.group(0), resolved[0], resolved[1], m.start()))
+    for span in find_time_expressions(text, reference):
+        start_char = span.char_start if span.char_start >= 0 else text.lower().find(span.text.lower())
+        out.append((span.text, span.start, span.end, start_char))
     return out
-
-
-def _resolve_simple(expr: str, reference: date | None) -> tuple[date, date] | None:
-    low = expr.lower().strip()
-    if reference is not None:
-        if low == "yesterday":
-            d = reference - timedelta(days=1)
-            return d, d
-        if low in ("last year", "this year"):
-            y = reference.year - (low == "last year")
-            return date(y, 1, 1), date(y, 12, 31)
-        if low in ("last month", "this month"):
-            first = reference.replace(day=1)
-            if low == "last month":
-                first = (first - timedelta(days=1)).replace(day=1)
-            nxt = (first + timedelta(days=32)).replace(day=1)
-            return first, nxt - timedelta(days=1)
-        if low == "last week":
-            monday = reference - timedelta(days=reference.weekday() + 7)
-            return monday, monday + timedelta(days=6)
-    if re.fullmatch(r"(19|20)\d{2}", low):
-        y = int(low)
-        return date(y, 1, 1), date(y, 12, 31)
-    m = re.fullmatch(rf"({_MONTHS})\s+(\d{{4}})", low)
-    if m:
-        first = datetime.strptime(f"1 {m.group(1)} {m.group(2)}", "%d %B %Y").date()
-        nxt = (first + timedelta(days=32)).replace(day=1)
-        return first, nxt - timedelta(days=1)
-    for fmt in ("%Y-%m-%d", "%d %B %Y", "%d %B, %Y", "%B %d, %Y"):
-        try:
-            d = datetime.strptime(low, fmt).date()
-            return d, d
-        except ValueError:
-            continue
-    return None
 
 
 def detect(question: str, reference: datetime | date | str | None, recent_days: int = 60) -> QueryTime:
