@@ -172,7 +172,7 @@ def _report(store: AnchorStore) -> None:
     r[1].metric("From checkpoints", b.get("from_checkpoint", 0))
     r[2].metric("Failed batches", len(b.get("failed", [])))
     ver = rep.get("verification") or {}
-    share = ver.get("share", ver.get("supported_share"))
+    share = ver.get("share")
     r[3].metric("Fields verified", f"{share:.0%}" if isinstance(share, (int, float)) else "–")
     llm = (rep.get("llm") or {}).get("total", {})
     r[4].metric("LLM calls", llm.get("calls", 0))

@@ -7,7 +7,7 @@ import streamlit as st
 from gravity_engine import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.viz import export
-from pages._ui import current_store, load_store
+from pages._ui import current_store, load_store, md_escape
 
 st.title("Export & import")
 
@@ -55,5 +55,5 @@ if st.button("Import", type="primary", disabled=upload is None, key="data_import
     else:
         st.session_state["store_path"] = str(dest)
         c = imported.anchors.counts()
-        st.success(f"Imported {dest.name}: {c['entities']} entities, {c['events']} events, {c['topics']} topics. "
+        st.success(f"Imported {md_escape(dest.name)}: {c['entities']} entities, {c['events']} events, {c['topics']} topics. "
                    "It is now the loaded store.")

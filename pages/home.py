@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import badge, require_store
+from pages._ui import badge, md_escape, require_store
 
 st.title("Gravity Studio")
 st.markdown(
@@ -20,7 +20,7 @@ anchors = store.anchors
 info = anchors.built_with
 conv = store.conversation
 
-st.subheader(f"Loaded: {anchors.conversation_id or 'conversation'}", anchor=False)
+st.subheader(f"Loaded: {md_escape(anchors.conversation_id or 'conversation')}", anchor=False)
 counts = anchors.counts()
 cols = st.columns(6)
 cols[0].metric("Sessions", len(conv.sessions) if conv else len(info.sessions))
@@ -35,7 +35,7 @@ left, right = st.columns([3, 2])
 with left:
     st.markdown("#### Built with")
     verification = store.report.get("verification") or {}
-    share = (verification.get("share", verification.get("supported_share")) if isinstance(verification, dict)
+    share = (verification.get("share") if isinstance(verification, dict)
              else None)
     rows = {
         "backend": info.backend,

@@ -104,6 +104,6 @@ def make_store(path: Path, *, hostile: bool = False) -> AnchorStore:
     conversation = demo_conversation(name_a=name_a)
     embeddings = embed_anchors(anchors, FakeEmbedder(dim=64))
     store = AnchorStore(anchors=anchors, embeddings=embeddings, conversation=conversation,
-                        report={"verification": {"supported_share": 0.9}, "counts": anchors.counts()})
+                        report={"verification": {"share": 0.9}, "counts": anchors.counts()})
     store.save(path)
     return store

@@ -77,7 +77,7 @@ def markdown_report(store: AnchorStore) -> str:
              f"- built at: {_md(info.built_at)}, batch size {info.batch_size}, fused: {info.fused}",
              f"- entities: {len(a.entities)}, events: {len(a.events)}, topics: {len(a.topics)}", ""]
     verification = store.report.get("verification") if isinstance(store.report, dict) else None
-    share = verification.get("share", verification.get("supported_share")) if isinstance(verification, dict) else None
+    share = verification.get("share") if isinstance(verification, dict) else None
     if isinstance(share, (int, float)):
         lines += [f"- fields verified: {share:.0%}", ""]
     lines += ["## Entities", "", "| name | type | mentions | aliases |", "|---|---|---|---|"]
