@@ -12,6 +12,7 @@ from evaluate_fixtures import (CONVERSATION_ID, EXPECTED_BASELINE, EXPECTED_FULL
 from gravity_engine.evaluate import EvalSettings, ResultsFile, build_report, plan_evaluation, run_evaluation
 from gravity_engine.evaluate.stats import gain_loss, score_table
 from gravity_engine.llm import OpenAIClient
+from gravity_engine.prompts import judge
 from gravity_engine.testing import FakeEmbedder
 from gravity_engine.testing.openai_server import ScriptedOpenAIServer
 from gravity_engine.testing.pytest_plugin import local_llm_config
@@ -75,7 +76,8 @@ def test_runner_end_to_end_gives_the_scripted_table(toy, server):
     # Each row carries the LLM-free measures and what was injected.
     full_q2 = next(r for r in rows if r.question_id == "q2" and r.variant == "full")
     assert full_q2.injected_tokens > 0 and full_q2.injected_context and full_q2.injected_anchor_ids
-    assert full_q2.f1 == 1.0 and full_q2.judge_model == "gravity-echo" and full_q2.judge_prompt == "judge@1"
+    assert full_q2.f1 == 1.0 and full_q2.judge_model == "gravity-echo"
+    assert full_q2.judge_prompt == f"judge@{judge.VERSION}"
     base_q2 = next(r for r in rows if r.question_id == "q2" and r.variant == "baseline")
     assert base_q2.injected_tokens == 0 and base_q2.evidence_recall is not None
     # One answer and one judge call per row, plus a repair round for the malformed verdict.

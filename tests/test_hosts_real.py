@@ -10,6 +10,8 @@ import asyncio
 import importlib.metadata
 import importlib.util
 import json
+import logging
+import re
 import socket
 import subprocess
 import sys
@@ -85,6 +87,25 @@ def test_mem0_extraction_without_endpoint_is_a_config_error():
 
     with pytest.raises(ConfigError, match="no LLM endpoint configured"):
         Mem0Host(embedder=FakeEmbedder(), infer=True).ingest(_conv())
+
+
+def test_mem0_config_error_names_the_problem_but_not_the_keys(scripted, caplog):
+    pytest.importorskip("mem0")
+    from gravity_engine.hosts.mem0 import Mem0Host
+
+    caplog.set_level(logging.DEBUG)
+    server, _ = scripted
+    llm_key, store_key = "sk-fake-llm-5f3a9c", "qd-fake-store-8e21b7"
+    llm = LLMConfig(base_url=server.base_url, api_key=llm_key, model="scripted", timeout=20, max_retries=0)
+    # The key last in the store config: pydantic's truncated input_value repr keeps a dict's tail.
+    store = {"provider": "qdrant", "config": {"collection_name": "c", "embedding_model_dims": 64, "path": ":memory:",
+                                              "bogus_option": 1, "api_key": store_key}}
+    host = Mem0Host(embedder=FakeEmbedder(), infer=True, llm=llm, vector_store=store)
+    with pytest.raises(ConfigError) as err:
+        host.ingest(_conv())
+    texts = [str(err.value), repr(err.value), caplog.text, str(err.value.__cause__), str(err.value.__context__)]
+    assert not any(key in text for text in texts for key in (llm_key, store_key))
+    assert re.search(r"invalid configuration \(vector_store: .*bogus_option", str(err.value))
 
 
 def test_mem0_workaround_spacy_downloader_still_runs_when_model_missing(monkeypatch):

@@ -165,13 +165,31 @@ def test_unchanged_rerun_is_served_from_cache_with_zero_requests(server):
 
 
 @pytest.mark.parametrize("change", [
-    {"model": "other-model"}, {"temperature": 0.5},
-], ids=["model", "temperature"])
+    {"model": "other-model"}, {"temperature": 0.5}, {"max_tokens": 321},
+], ids=["model", "temperature", "max_tokens"])
 def test_cache_key_covers_model_and_settings(server, change):
     server.push(ENTITIES, ENTITIES)
     make(server).complete_json(PROMPTS["extract_entities"], CONTEXT)
     make(server, **change).complete_json(PROMPTS["extract_entities"], CONTEXT)
     assert len(server.requests) == 2
+
+
+def test_chat_cache_key_covers_max_tokens(server):
+    server.push("a short", "a longer answer")
+    client = make(server)
+    assert client.chat([{"role": "user", "content": "q"}], "answer", max_tokens=2) == "a short"
+    assert client.chat([{"role": "user", "content": "q"}], "answer", max_tokens=200) == "a longer answer"
+    assert [r["max_tokens"] for r in server.chat_requests()] == [2, 200]
+
+
+def test_truncated_chat_reply_is_returned_but_not_cached(server):
+    server.push(Reply(content="The answer is", finish_reason="length"), "The answer is 7 May 2023.")
+    first = make(server)
+    assert first.chat([{"role": "user", "content": "q"}], "answer") == "The answer is"
+    assert make(server).chat([{"role": "user", "content": "q"}], "answer") == "The answer is 7 May 2023."
+    assert len(server.requests) == 2
+    assert make(server).chat([{"role": "user", "content": "q"}], "answer") == "The answer is 7 May 2023."
+    assert len(server.requests) == 2  # a complete reply is cached as before
 
 
 def test_cache_disabled_always_asks(server):

@@ -132,12 +132,20 @@ class Mem0Host:
 
     def _new_memory(self, collection: str):
         from mem0 import Memory as Mem0Memory
+        from mem0.configs.base import MemoryConfig
 
         _configure_spacy(self.infer)
+        config = self._config(collection)
+        problem = ""
         try:
-            memory = Mem0Memory.from_config(self._config(collection))
+            # Not Memory.from_config: it logs the raw pydantic error, input values (API keys) included.
+            memory = Mem0Memory(MemoryConfig(**config))
         except (ValueError, TypeError) as err:  # Mem0 validates its config with pydantic and ValueError
-            raise ConfigError(f"mem0 host: invalid configuration ({err})") from err
+            problem = _config_problem(err, config)
+        if problem:
+            # Raised outside the except block so that the pydantic error (which quotes the keys) is not
+            # kept as __context__ for a traceback or error report to print.
+            raise ConfigError(f"mem0 host: invalid configuration ({problem})")
         memory.embedding_model = _embedding_adapter(self.embedder)
         return memory
 
@@ -188,6 +196,35 @@ class Mem0Host:
     def format_memories(self, memories: list[Memory]) -> str:
         # Mem0's LoCoMo evaluation renders each memory as "<timestamp>: <memory>".
         return "\n".join(f"- {m.timestamp or 'unknown time'}: {m.text}" for m in memories)
+
+
+_SECRET_NAMES = ("key", "password", "secret", "token", "connection_string")
+
+
+def _secrets(node: Any) -> list[str]:
+    """String values under secret-looking names anywhere in a config (API keys, passwords, tokens)."""
+    if isinstance(node, dict):
+        found = [v for k, v in node.items()
+                 if isinstance(v, str) and len(v) >= 4 and any(n in str(k).lower() for n in _SECRET_NAMES)]
+        return found + [s for v in node.values() for s in _secrets(v)]
+    if isinstance(node, (list, tuple)):
+        return [s for v in node for s in _secrets(v)]
+    return []
+
+
+def _config_problem(err: Exception, config: dict[str, Any]) -> str:
+    """Where and what is wrong, without input values: pydantic quotes them, and the config holds API keys."""
+    from pydantic import ValidationError
+
+    if isinstance(err, ValidationError):
+        text = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']} [{e['type']}]"
+                         for e in err.errors(include_url=False, include_input=False, include_context=False))
+    else:
+        text = f"{type(err).__name__}: {err}"
+    # A validator's own message may still quote a value: scrub the secrets themselves as well.
+    for secret in sorted(set(_secrets(config)), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 def _metadata(batch: list[Memory]) -> dict[str, Any]:

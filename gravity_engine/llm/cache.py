@@ -1,7 +1,7 @@
 """The on-disk response cache: plain SQLite + JSON (no pickle), safe to share between threads.
 
 A key is a hash of everything that determines a reply (prompt name and version, model, messages,
-schema, temperature), so a rebuild with unchanged inputs is served entirely from disk. API keys
+schema, temperature, token limit), so a rebuild with unchanged inputs is served entirely from disk. API keys
 are never part of a key nor of a stored row.
 """
 
@@ -29,9 +29,10 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
-def cache_key(*, prompt: str, model: str, messages: list[dict], schema: dict | None, temperature: float) -> str:
+def cache_key(*, prompt: str, model: str, messages: list[dict], schema: dict | None, temperature: float,
+              max_tokens: int | None = None) -> str:
     payload = json.dumps({"prompt": prompt, "model": model, "messages": messages, "schema": schema,
-                          "temperature": temperature}, sort_keys=True, ensure_ascii=False)
+                          "temperature": temperature, "max_tokens": max_tokens}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

@@ -114,7 +114,7 @@ class LLMClient:
         started = time.perf_counter()
         try:
             key = cache_key(prompt=prompt.id, model=self.config.model, messages=messages, schema=schema,
-                            temperature=self.config.temperature)
+                            temperature=self.config.temperature, max_tokens=self.config.max_tokens)
             cached = self.cache.get(key) if self.cache is not None else None
             if cached is not None:
                 try:
@@ -145,20 +145,24 @@ class LLMClient:
         delta = PromptUsage()
         started = time.perf_counter()
         try:
+            limit = max_tokens or self.config.max_tokens
             key = cache_key(prompt=f"{prompt_name}@{prompt_version}", model=self.config.model, messages=messages,
-                            schema=None, temperature=self.config.temperature)
+                            schema=None, temperature=self.config.temperature, max_tokens=limit)
             cached = self.cache.get(key) if self.cache is not None else None
             if cached is not None:
                 delta.cache_hits += 1
                 return cached[0]
             request = ChatRequest(model=self.config.model, messages=messages, temperature=self.config.temperature,
-                                  max_tokens=max_tokens or self.config.max_tokens)
+                                  max_tokens=limit)
             try:
                 reply = self._send_with_retries(request, prompt_name, delta)
             except BadRequestError as err:
                 raise LLMError(f"{prompt_name}: the endpoint rejected the request (HTTP {err.status}): {err.message}") from None
             delta.calls += 1
-            if self.cache is not None:
+            if reply.finish_reason == "length":
+                # Cut off at the token limit: return it, but a rerun should ask again rather than reuse a stub.
+                log.warning("%s: reply cut off at the token limit (%s); not cached", prompt_name, limit)
+            elif self.cache is not None:
                 self.cache.put(key, prompt=f"{prompt_name}@{prompt_version}", model=self.config.model,
                                content=reply.content, usage={"prompt_tokens": reply.prompt_tokens,
                                                              "completion_tokens": reply.completion_tokens})

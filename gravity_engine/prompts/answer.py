@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Messages, PromptTemplate
+from .base import Messages, PromptTemplate, escape_data
 
 NAME = "answer"
-VERSION = "1"
+VERSION = "2"  # 2: every "<" in memories, anchors and question escaped
 
 _BASE = (
     "You answer questions about a long conversation using memories retrieved from it. Answer in a few words "
@@ -27,23 +27,18 @@ _WITH_ANCHORS = (
 )
 
 
-def _escape(text: str) -> str:
-    # A memory that contains a closing tag must not end its section early.
-    return text.replace("</memories>", "</ memories>").replace("</anchors>", "</ anchors>")
-
-
 def render(context: dict[str, Any]) -> Messages:
     memories = context.get("memories") or []
     if isinstance(memories, str):
         memories = [memories]
     anchors = (context.get("anchors") or "").strip()
     system = _BASE + (_WITH_ANCHORS if anchors else "")
-    user = "<memories>\n" + "\n".join(f"- {_escape(str(m))}" for m in memories) + "\n</memories>\n"
+    user = "<memories>\n" + "\n".join(f"- {escape_data(str(m))}" for m in memories) + "\n</memories>\n"
     if anchors:
-        user += "<anchors>\n" + _escape(anchors) + "\n</anchors>\n"
+        user += "<anchors>\n" + escape_data(anchors) + "\n</anchors>\n"
     if context.get("question_date"):
         user += f"Question date: {context['question_date']}\n"
-    user += f"Question: {context['question']}\nShort answer:"
+    user += f"Question: {escape_data(str(context['question']))}\nShort answer:"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

@@ -82,14 +82,32 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return walk(schema)
 
 
+def escape_data(text: str) -> str:
+    """Every '<' as the JSON escape \\u003c: data can then neither close its section nor open a tag of its own,
+    whatever its case or spacing (``</MEMORIES>``, ``</memories >``)."""
+    return text.replace("<", "\\u003c")
+
+
+def data_block(tag: str, text: Any) -> str:
+    """``text`` (escaped) between ``<tag>`` and ``</tag>`` lines."""
+    return f"<{tag}>\n{escape_data(str(text))}\n</{tag}>"
+
+
+def read_block(text: str, tag: str) -> str | None:
+    """The unescaped content of the first ``<tag>`` section of a rendered prompt (for scripted test servers)."""
+    start, end = text.find(f"<{tag}>\n"), text.find(f"\n</{tag}>")
+    if start < 0 or end < start:
+        return None
+    return text[start + len(tag) + 3:end].replace("\\u003c", "<")
+
+
 def conversation_block(utterances: list[dict[str, Any]]) -> str:
     """Utterances as JSON arrays [id, speaker, text], one per line, inside <conversation> tags.
 
     Serializing (instead of pasting raw text) keeps quotes and newlines from breaking the frame, and
     escaping '<' keeps a turn from closing the tag early.
     """
-    lines = [json.dumps([u["id"], u["speaker"], u["text"]], ensure_ascii=False).replace("<", "\\u003c")
-             for u in utterances]
+    lines = [escape_data(json.dumps([u["id"], u["speaker"], u["text"]], ensure_ascii=False)) for u in utterances]
     return "<conversation>\n" + "\n".join(lines) + "\n</conversation>"
 
 
