@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo10.json"
 SAMPLE = ROOT / "sample_data" / "medllm_project.jsonl"
-_JUDGE = re.compile(r"Gold answer: (.*?)\nGenerated answer: (.*)", re.S)
+_JUDGE = re.compile(r"<gold_answer>\n(.*?)\n</gold_answer>\n<generated_answer>\n(.*)\n</generated_answer>", re.S)
 
 
 def instant_router(request: dict):

@@ -102,7 +102,7 @@ def write_store(stores: Path, conversation_file: Path, embedder) -> Path:
 
 
 _QUESTION = re.compile(r"Question: (.*?)\nShort answer:", re.S)
-_JUDGE = re.compile(r"Gold answer: (.*?)\nGenerated answer: (.*)", re.S)
+_JUDGE = re.compile(r"<gold_answer>\n(.*?)\n</gold_answer>\n<generated_answer>\n(.*)\n</generated_answer>", re.S)
 _BY_TEXT = {q: (qid, base, grav) for qid, (q, _, _, base, grav) in QUESTIONS.items()}
 
 

@@ -13,6 +13,7 @@ from evaluate_fixtures import answer_of, first_user, prompt_name
 from gravity_engine.evaluate import EvalSettings, ResultsFile, build_report, run_evaluation
 from gravity_engine.evaluate.stats import score_table
 from gravity_engine.llm import OpenAIClient
+from gravity_engine.prompts.base import read_block
 from gravity_engine.testing import FakeEmbedder
 from gravity_engine.testing.openai_server import ScriptedOpenAIServer
 from gravity_engine.testing.pytest_plugin import local_llm_config
@@ -70,7 +71,7 @@ def _question(request) -> str:
 def locomo_router(request):
     if prompt_name(request) == "judge":
         text = first_user(request)
-        gold, answer = re.search(r"Gold answer: (.*?)\nGenerated answer: (.*)", text, re.S).groups()
+        gold, answer = re.search(r"<gold_answer>\n(.*?)\n</gold_answer>\n<generated_answer>\n(.*)\n</generated_answer>", text, re.S).groups()
         if "does not contain this information" in gold:
             ok = "not mentioned" in answer.lower()
         else:
@@ -128,7 +129,8 @@ def test_longmemeval_per_type_judge_abstention_and_question_date(tmp_path, serve
     def router(request):
         if prompt_name(request) == "judge_longmemeval":
             text = first_user(request)
-            gold, answer = re.search(r"(?:Correct answer|Explanation[^:]*): (.*?)\nResponse: (.*)", text, re.S).groups()
+            answer = read_block(text, "generated_answer")
+            assert read_block(text, "gold_answer")  # the gold text reaches the judge, in its own section
             system = request["messages"][0]["content"]
             if "cannot be answered" in system:
                 return {"reasoning": "abstains", "verdict": "yes" if "not available" in answer else "no"}
@@ -145,7 +147,7 @@ def test_longmemeval_per_type_judge_abstention_and_question_date(tmp_path, serve
     assert sorted(summary.built) == ["t1", "t2_abs"]  # one store per instance
     rows = ResultsFile(summary.results_path).rows()
     assert len(rows) == 4 and all(r.judge_correct for r in rows) and all(r.judge_label == "yes" for r in rows)
-    assert {r.judge_prompt for r in rows} == {"judge_longmemeval@1"}
+    assert {r.judge_prompt for r in rows} == {"judge_longmemeval@2"}
     lines = {ln.variant: ln for ln in score_table(rows)}
     assert lines["full"].macro == 1.0 and lines["full"].abstention.n == 1
     assert {r.category_label for r in rows} == {"TR", "SSU"}
@@ -167,7 +169,7 @@ def conv26_stores(tmp_path_factory, embedder):
 def test_locomo_slice_of_20_questions_two_variants_under_a_minute(tmp_path, conv26_stores, embedder, server):
     def router(request):
         if prompt_name(request) == "judge":
-            gold, answer = re.search(r"Gold answer: (.*?)\nGenerated answer: (.*)", first_user(request), re.S).groups()
+            gold, answer = re.search(r"<gold_answer>\n(.*?)\n</gold_answer>\n<generated_answer>\n(.*)\n</generated_answer>", first_user(request), re.S).groups()
             return {"reasoning": "scripted", "label": "CORRECT" if answer.strip() == gold.strip() else "WRONG"}
         return "I don't know"
 
