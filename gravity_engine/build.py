@@ -111,6 +111,19 @@ def _run_batches(extractor: Extractor, batches: list[Batch]) -> Iterator[tuple[B
             yield batch, err
 
 
+def _prefetch(embedder: CachingEmbedder, conversation: Conversation) -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # one core for this, the other for extraction
+    try:
+        embedder.encode([u.display_text() for u in conversation.utterances()])
+    except Exception:  # an optimisation only: the same texts are encoded again when needed
+        pass
+    finally:
+        torch.set_num_threads(before)
+
+
 def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str = "classic",
                 extractor: Extractor | None = None, embedder: Embedder | None = None,
                 embedding_model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE,
@@ -161,6 +174,10 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     counts: Counter[str] = Counter()
     notify(BuildProgress("extract", len(results), len(batches), message=f"{from_checkpoint} batches from checkpoints"))
     t_extract = time.perf_counter()
+    # Utterance embeddings are needed after extraction (topic clustering, verification); computing them
+    # in the background lets torch use the core that extraction leaves idle.
+    prefetch = threading.Thread(target=_prefetch, args=(shared_embedder, conversation), daemon=True)
+    prefetch.start()
     for batch, result in _run_batches(extractor, todo):
         if isinstance(result, Exception):
             failures.append({"batch": batch.index, "session_id": batch.session_id,
@@ -175,6 +192,7 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
         if cancel is not None and cancel.is_set():
             raise BuildCancelled(f"build cancelled after {len(results)} of {len(batches)} batches; "
                                  "run it again to resume from the checkpoints")
+    prefetch.join()
     extract_s = time.perf_counter() - t_extract
 
     # A session is in the store whole or not at all: if one of its batches failed, its other batches
