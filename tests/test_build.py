@@ -62,7 +62,7 @@ class WordExtractor:
         return anchors
 
     def describe(self):
-        return {"backend": "word", "model": None}
+        return {"backend": "word", "llm_model": None}
 
 
 def test_make_batches_respects_sessions_and_size():
