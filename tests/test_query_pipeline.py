@@ -137,3 +137,23 @@ def test_real_embedder_ranks_the_asked_event_first(embedder):
     assert events.kept_ids[0] == "v1" and "2023-05-07 (7 May 2023)" in tr.prompt_with.text
     topic = ask(store, get_host("bm25"), "How is Caroline's plan to become a counselor going?", embedder=embedder).trace
     assert topic.modules["topics"].kept_ids[0] == "t1"
+
+
+def test_cli_ask_answers_with_and_without_gravity_from_one_endpoint(tmp_path, fake_embedder, scripted_openai,
+                                                                  monkeypatch):
+    from gravity_engine.testing.pytest_plugin import TEST_API_KEY
+
+    store = make_store(fake_embedder)
+    store.save(tmp_path / "toy")
+    # The scripted model answers from what its prompt holds: with anchors it can see the event record.
+    scripted_openai.router = lambda request: ("from the anchors" if "Event Records" in request["messages"][-1]["content"]
+                                              else "not in my memories")
+    monkeypatch.setenv("GRAVITY_LLM_BASE_URL", scripted_openai.base_url)
+    monkeypatch.setenv("GRAVITY_LLM_API_KEY", TEST_API_KEY)
+    monkeypatch.setenv("GRAVITY_LLM_MODEL", "gravity-echo")
+    res = CliRunner().invoke(_cli(), ["ask", str(tmp_path / "toy"), QUESTION, "--host", "bm25"])
+    assert res.exit_code == 0, res.output
+    assert "host alone  : not in my memories" in res.output and "with Gravity: from the anchors" in res.output
+    requests = scripted_openai.chat_requests()
+    assert len(requests) == 2 and {r["model"] for r in requests} == {"gravity-echo"}
+    assert all(r.get("temperature") == 0 for r in requests)
