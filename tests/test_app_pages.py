@@ -171,6 +171,18 @@ def test_settings_key_is_masked_and_kept_in_session(store_dir):
     assert "sk-test-secret" not in texts(at)
 
 
+def test_settings_test_connection_reaches_a_local_endpoint(store_dir, scripted_openai):
+    at = open_page("pages/settings.py", store_dir)
+    at.text_input(key="settings_base_url").set_value(scripted_openai.base_url).run()
+    at.text_input(key="settings_model").set_value("gravity-echo").run()
+    at.text_input(key="settings_api_key").set_value("sk-local-secret").run()
+    at.button(key="settings_test").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert [s.value for s in at.success] and not at.error, [e.value for e in at.error]
+    assert "sk-local-secret" not in texts(at)
+    assert any(r["path"].endswith("/models") for r in scripted_openai.requests)
+
+
 def test_settings_query_overrides(store_dir):
     at = open_page("pages/settings.py", store_dir)
     at.number_input(key="settings_K_E").set_value(5).run()
