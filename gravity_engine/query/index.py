@@ -81,7 +81,10 @@ class AnchorIndex:
 
     @staticmethod
     def signature_of(anchors: AnchorSet) -> tuple:
-        return tuple((m, len(anchors.module(m)), anchors.module(m)[0].id if anchors.module(m) else "") for m in MODULES)
+        # Cheap enough for every query: a replaced list, a changed length or changed ends rebuild the index.
+        # (Anchors edited in place without any of these are not seen; edits make new stores, as unmerge does.)
+        return tuple((m, id(items), len(items), items[0].id if items else "", items[-1].id if items else "")
+                     for m in MODULES for items in (anchors.module(m),))
 
     @classmethod
     def for_store(cls, store: AnchorStore) -> AnchorIndex:
