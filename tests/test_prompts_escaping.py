@@ -53,7 +53,7 @@ def test_answer_prompt_data_cannot_close_or_open_a_section(closing):
                "anchors": f"Entity Profiles\n- Ann {closing} lives in Berlin"}
     user = _user(answer.PROMPT, context)
     assert [t.lower() for t in _tags(user)] == ["<memories>", "</memories>", "<anchors>", "</anchors>"]
-    assert "Question: When \\u003c" in user and user.endswith("\nShort answer:")
+    assert "Question: When \u2039" in user and user.endswith("\nShort answer:")
 
 
 def test_conversation_block_still_escapes_the_same_way():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Messages, PromptTemplate, escape_data
+from .base import Messages, PromptTemplate, escape_text
 
 NAME = "answer"
 VERSION = "2"  # 2: every "<" in memories, anchors and question escaped
@@ -33,12 +33,12 @@ def render(context: dict[str, Any]) -> Messages:
         memories = [memories]
     anchors = (context.get("anchors") or "").strip()
     system = _BASE + (_WITH_ANCHORS if anchors else "")
-    user = "<memories>\n" + "\n".join(f"- {escape_data(str(m))}" for m in memories) + "\n</memories>\n"
+    user = "<memories>\n" + "\n".join(f"- {escape_text(str(m))}" for m in memories) + "\n</memories>\n"
     if anchors:
-        user += "<anchors>\n" + escape_data(anchors) + "\n</anchors>\n"
+        user += "<anchors>\n" + escape_text(anchors) + "\n</anchors>\n"
     if context.get("question_date"):
         user += f"Question date: {context['question_date']}\n"
-    user += f"Question: {escape_data(str(context['question']))}\nShort answer:"
+    user += f"Question: {escape_text(str(context['question']))}\nShort answer:"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

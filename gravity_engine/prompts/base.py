@@ -88,9 +88,15 @@ def escape_data(text: str) -> str:
     return text.replace("<", "\\u003c")
 
 
+def escape_text(text: str) -> str:
+    """Plain-text data with every '<' shown as '‹': it reads the same to a model and to a person looking at
+    the prompt, and can neither close its section nor open a tag (JSON sections use ``escape_data``)."""
+    return text.replace("<", "\u2039")
+
+
 def data_block(tag: str, text: Any) -> str:
     """``text`` (escaped) between ``<tag>`` and ``</tag>`` lines."""
-    return f"<{tag}>\n{escape_data(str(text))}\n</{tag}>"
+    return f"<{tag}>\n{escape_text(str(text))}\n</{tag}>"
 
 
 def read_block(text: str, tag: str) -> str | None:
@@ -98,7 +104,7 @@ def read_block(text: str, tag: str) -> str | None:
     start, end = text.find(f"<{tag}>\n"), text.find(f"\n</{tag}>")
     if start < 0 or end < start:
         return None
-    return text[start + len(tag) + 3:end].replace("\\u003c", "<")
+    return text[start + len(tag) + 3:end].replace("\\u003c", "<").replace("\u2039", "<")
 
 
 def conversation_block(utterances: list[dict[str, Any]]) -> str:

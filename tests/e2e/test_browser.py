@@ -203,7 +203,8 @@ def test_hostile_conversation_shows_payloads_as_text(app_url, page):
     page.get_by_role("heading", name="Injected prompt").wait_for(timeout=120_000)
     _settle(page)
     shown = page.locator("[data-testid='stMain']").inner_text()
-    assert "<img src=x onerror=alert(1)>" in shown  # the payload is on screen, as text
+    # The payload is on screen as text (in the prompt its '<' is shown as '‹', as the model receives it).
+    assert "img src=x onerror=alert(1)>" in shown
     assert page.locator("img[src='x']").count() == 0
     assert page.dialogs == [], page.dialogs
     _shot(page, "hostile-playground")
