@@ -46,28 +46,24 @@ def _extend_unique(items: list, new: Iterable) -> None:
             items.append(x)
 
 
-def _merge_attributes(into: list[Attribute], new: Iterable[Attribute]) -> None:
-    index = {(name_key(a.key), name_key(a.value)): a for a in into}
-    for a in new:
-        k = (name_key(a.key), name_key(a.value))
+def _merge_items(into: list, new: Iterable, key) -> None:
+    """Add ``new`` attributes or relations to ``into``; an item with the same key only adds its sources."""
+    index = {key(x): x for x in into}
+    for x in new:
+        k = key(x)
         if k in index:
-            _extend_unique(index[k].source_ids, a.source_ids)
+            _extend_unique(index[k].source_ids, x.source_ids)
         else:
-            copy = a.model_copy(deep=True)
-            into.append(copy)
-            index[k] = copy
+            index[k] = x.model_copy(deep=True)
+            into.append(index[k])
+
+
+def _merge_attributes(into: list[Attribute], new: Iterable[Attribute]) -> None:
+    _merge_items(into, new, lambda a: (name_key(a.key), name_key(a.value)))
 
 
 def _merge_relations(into: list[Relation], new: Iterable[Relation]) -> None:
-    index = {(name_key(r.predicate), name_key(r.target)): r for r in into}
-    for r in new:
-        k = (name_key(r.predicate), name_key(r.target))
-        if k in index:
-            _extend_unique(index[k].source_ids, r.source_ids)
-        else:
-            copy = r.model_copy(deep=True)
-            into.append(copy)
-            index[k] = copy
+    _merge_items(into, new, lambda r: (name_key(r.predicate), name_key(r.target)))
 
 
 def _absorb(target: Entity, other: Entity, votes: dict[int, Counter] | None = None) -> None:

@@ -26,7 +26,7 @@ from ..llm.config import LLMConfig
 from ..llm.guard import check_model_request
 from ..timeparse import parse_datetime
 from ._optional import host_dir, require
-from .base import Memory
+from .base import Memory, UsesEmbedder
 from .memories import conversation_memories, memories_fingerprint
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
@@ -88,7 +88,7 @@ def _embedding_function(embedder: Embedder):
     return GravityEmbeddingFunction()
 
 
-class AMemHost:
+class AMemHost(UsesEmbedder):
     """A-Mem notes of one conversation; ``search`` is ``AgenticMemorySystem.search``."""
 
     name = "amem"
@@ -104,13 +104,6 @@ class AMemHost:
         self._fingerprint = ""
         self._lock = threading.Lock()
 
-    @property
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from ..embed import get_embedder
-
-            self._embedder = get_embedder()
-        return self._embedder
 
     def _new_system(self, path: str):
         from agentic_memory.memory_system import AgenticMemorySystem

@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from ..conversation import Conversation
+from ..embed import Embedder
 
 
 class Memory(BaseModel):
@@ -39,3 +40,17 @@ class Host(Protocol):
     def format_memories(self, memories: list[Memory]) -> str:
         """The host's own rendering of retrieved memories inside its answer prompt."""
         ...
+
+
+class UsesEmbedder:
+    """For hosts that embed with the engine's model: it is the one given, else the default, loaded on first use."""
+
+    _embedder: Embedder | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from ..embed import get_embedder
+
+            self._embedder = get_embedder()
+        return self._embedder

@@ -18,7 +18,7 @@ from ..conversation import Conversation
 from ..embed import Embedder
 from ..errors import ConfigError
 from ..fileio import atomic_write_bytes
-from .base import Memory
+from .base import Memory, UsesEmbedder
 from .memories import conversation_memories, format_memory_list, memories_fingerprint
 
 
@@ -26,7 +26,7 @@ def cache_dir() -> Path:
     return Path(os.environ.get("GRAVITY_HOME") or Path.home() / ".gravity").expanduser() / "cache" / "dense"
 
 
-class DenseHost:
+class DenseHost(UsesEmbedder):
     """Cosine search over one embedding per utterance (``unit="utterance"``) or per window of turns."""
 
     name = "dense"
@@ -43,13 +43,6 @@ class DenseHost:
         self.matrix = np.zeros((0, 1), dtype=np.float32)
         self._fingerprint = ""
 
-    @property
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from ..embed import get_embedder
-
-            self._embedder = get_embedder()
-        return self._embedder
 
     def ingest(self, conversation: Conversation) -> None:
         memories = conversation_memories(conversation, self.unit, self.window)

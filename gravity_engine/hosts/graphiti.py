@@ -38,7 +38,7 @@ from ..llm.guard import check_model_request
 from ..timeparse import parse_datetime
 from ._aio import LoopThread
 from ._optional import require
-from .base import Memory
+from .base import Memory, UsesEmbedder
 from .memories import conversation_memories, memories_fingerprint
 
 _NAMESPACE = uuid.UUID("6f1d9b1e-55b5-4c4e-9a39-0c2f5f6a1a10")
@@ -102,7 +102,7 @@ def create_fulltext_indexes(driver) -> None:
     return run()
 
 
-class GraphitiHost:
+class GraphitiHost(UsesEmbedder):
     """Graphiti over one conversation in an embedded Kuzu database (in memory unless ``db`` is a path)."""
 
     name = "graphiti"
@@ -133,13 +133,6 @@ class GraphitiHost:
         self._loop: LoopThread | None = None
         self._lock = threading.Lock()
 
-    @property
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from ..embed import get_embedder
-
-            self._embedder = get_embedder()
-        return self._embedder
 
     def _run(self, coro):
         if self._loop is None:

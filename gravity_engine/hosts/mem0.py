@@ -22,7 +22,7 @@ from ..errors import ConfigError, GravityError
 from ..llm.config import LLMConfig
 from ..llm.guard import check_model_request
 from ._optional import host_dir, require
-from .base import Memory
+from .base import Memory, UsesEmbedder
 from .memories import conversation_memories, memories_fingerprint
 
 _DEAD_URL = "http://127.0.0.1:9/v1"  # discard port: a client built here must never be used
@@ -78,7 +78,7 @@ def _embedding_adapter(embedder: Embedder):
     return GravityEmbedding()
 
 
-class Mem0Host:
+class Mem0Host(UsesEmbedder):
     """Mem0 memories of one conversation; ``search`` is Mem0's own ``Memory.search``."""
 
     name = "mem0"
@@ -101,13 +101,6 @@ class Mem0Host:
         self._fingerprint = ""
         self._lock = threading.Lock()
 
-    @property
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from ..embed import get_embedder
-
-            self._embedder = get_embedder()
-        return self._embedder
 
     def _config(self, collection: str) -> dict[str, Any]:
         llm = {"model": "none", "api_key": "sk-offline", "openai_base_url": _DEAD_URL}
