@@ -104,7 +104,6 @@ class AMemHost(UsesEmbedder):
         self._fingerprint = ""
         self._lock = threading.Lock()
 
-
     def _new_system(self, path: str):
         from agentic_memory.memory_system import AgenticMemorySystem
         from openai import OpenAI

@@ -43,7 +43,6 @@ class DenseHost(UsesEmbedder):
         self.matrix = np.zeros((0, 1), dtype=np.float32)
         self._fingerprint = ""
 
-
     def ingest(self, conversation: Conversation) -> None:
         memories = conversation_memories(conversation, self.unit, self.window)
         fingerprint = memories_fingerprint(memories)

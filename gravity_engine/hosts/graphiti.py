@@ -133,7 +133,6 @@ class GraphitiHost(UsesEmbedder):
         self._loop: LoopThread | None = None
         self._lock = threading.Lock()
 
-
     def _run(self, coro):
         if self._loop is None:
             self._loop = LoopThread("graphiti-host")

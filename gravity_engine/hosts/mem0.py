@@ -101,7 +101,6 @@ class Mem0Host(UsesEmbedder):
         self._fingerprint = ""
         self._lock = threading.Lock()
 
-
     def _config(self, collection: str) -> dict[str, Any]:
         llm = {"model": "none", "api_key": "sk-offline", "openai_base_url": _DEAD_URL}
         if self.infer:
