@@ -110,16 +110,20 @@ def _first_name_merges(entities: list[Entity], speakers: list[str]) -> list[Enti
         words = name_key(e.name).split()
         if len(words) > 1:
             full_by_first.setdefault(words[0], []).append(e)
+    # A first word that also starts a non-person name ("Cedar" of "Cedar Valley Clinic") is ambiguous.
+    other_firsts = {name_key(e.name).split()[0] for e in entities
+                    if e.type != "person" and " " in name_key(e.name)}
     removed: set[int] = set()
-    for e in persons:
+    # The one-word side may carry any type: a small NER model often calls a bare first name a place.
+    for e in entities:
         key = name_key(e.name)
-        if " " in key or id(e) in removed:
+        if " " in key or not key or id(e) in removed:
             continue
         target, reason = None, ""
         candidates = full_by_first.get(key, [])
-        if len(candidates) == 1:
+        if len(candidates) == 1 and (e.type == "person" or key not in other_firsts):
             target, reason = candidates[0], "first name of a full name"
-        elif len(key) >= 3 and key not in speaker_keys:
+        elif e.type == "person" and len(key) >= 3 and key not in speaker_keys:
             prefixed = [p for p in persons if p is not e and name_key(p.name) in speaker_keys
                         and name_key(p.name).startswith(key)]
             if len(prefixed) == 1:

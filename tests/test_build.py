@@ -333,3 +333,15 @@ def test_unmerge_command_splits_a_profile_in_a_store(tmp_path, fake_embedder, mo
     result = CliRunner().invoke(app, ["unmerge", str(tmp_path / "s"), "ent-priya-raman", "Priya"])
     assert result.exit_code == 0, result.output
     assert len(AnchorStore.load(tmp_path / "s").anchors.entities) == 2
+
+
+def test_a_first_name_mistyped_by_ner_still_joins_its_full_name():
+    groups = [[Entity(id="a", name="Kenji Watanabe", type="person", source_ids=["1"]),
+               Entity(id="b", name="Kenji", type="place", source_ids=["2", "3"]),
+               Entity(id="c", name="Cedar", type="place", source_ids=["4"]),
+               Entity(id="d", name="Cedar Valley Clinic", type="organization", source_ids=["5"]),
+               Entity(id="e", name="Cedar Jones", type="person", source_ids=["6"])]]
+    entities = consolidate_entities(groups, speakers=[])
+    kenji = next(e for e in entities if e.name == "Kenji Watanabe")
+    assert kenji.merges[0].alias == "Kenji" and kenji.type == "person"
+    assert {e.name for e in entities} == {"Kenji Watanabe", "Cedar", "Cedar Valley Clinic", "Cedar Jones"}

@@ -252,3 +252,10 @@ def test_topic_labels_lead_with_a_proper_noun_but_not_a_weekday():
     assert names == {"medkg", "biscuit"}
     assert label_from(["vet", "vomiting", "biscuit", "trash"], names) == "biscuit, vet, vomiting"
     assert label_from(["vet", "vomiting"], names) == "vet, vomiting"
+
+
+def test_titles_are_not_entities_and_do_not_stick_to_names():
+    from gravity_engine.extract.classic.entities import _looks_like_name, clean_name
+
+    assert clean_name("Dr. Lena Ortiz") == "Lena Ortiz"
+    assert not _looks_like_name("Dr") and not _looks_like_name("Mrs")

@@ -33,6 +33,8 @@ NOT_NAMES = {
     "dear", "sweet", "amazing", "yay", "hooray", "woah", "whoa", "ugh", "yep", "nope", "cheers", "take", "sounds",
     "glad", "wanna", "gonna", "nah", "agreed", "bye", "welcome", "sorry", "please", "ya", "yup", "anyway", "fyi",
     "woohoo", "woo", "yikes", "ooh", "ahh", "phew", "tons", "lots", "kudos", "bravo", "whew", "geez", "damn",
+    # titles: "Dr." before a name is part of how the person is called, never an entity of its own
+    "dr", "mr", "mrs", "ms", "mx", "prof", "sir", "madam",
 }
 # "I want to tell you ..." is conversation, not a wish worth a profile field.
 _TALK_VERBS = {"tell", "say", "ask", "share", "thank", "know", "hear", "talk", "let", "check", "chat", "catch",
@@ -69,7 +71,7 @@ def clean_name(text: str) -> str:
     text = text.strip(" .,!?;:\"'()[]-")
     # "Bye Caroline", "Thanks Mel": a greeting glued to a name by the tagger.
     words = text.split()
-    while len(words) > 1 and words[0].lower().strip(",!") in NOT_NAMES:
+    while len(words) > 1 and words[0].lower().strip(",!.") in NOT_NAMES:
         words.pop(0)
     return " ".join(words)
 
