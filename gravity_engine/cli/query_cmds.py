@@ -158,8 +158,12 @@ def measure(
                                status=bar.write, scripted_llm=scripted_llm, host_config=host_config)
     finally:
         bar.close()
-    typer.echo("\nCategories: LoCoMo JSON numbers with our names (1 multi-hop, 2 temporal, 3 open-domain, "
-               "4 single-hop, 5 adversarial, left out of 'overall').")
+    if dataset.lower() == "locomo":
+        typer.echo("\nCategories: LoCoMo JSON numbers with our names (1 multi-hop, 2 temporal, 3 open-domain, "
+                   "4 single-hop, 5 adversarial, left out of 'overall').")
+    else:
+        typer.echo("\nCategories: LongMemEval question types (SSU single-session-user, SSA single-session-assistant, "
+                   "SSP single-session-preference, MS multi-session, KU knowledge-update, TR temporal-reasoning).")
     typer.echo(f"Coverage: all gold-answer tokens in a {budget}-token context (host alone vs host + anchors).\n")
     if report.any_scripted:
         typer.secho("SCRIPTED LLM: hosts marked * ingested through heuristic scripted answers on 127.0.0.1; their "
