@@ -73,3 +73,25 @@ def test_question_date_overrides_the_last_session(fake_embedder):
     gq = GravityQuery(store, fake_embedder, count=WORDS)
     assert gq.run("What happened last month?").qtime.spans[0].start == date(2023, 7, 1)
     assert gq.run("What happened last month?", question_date="2023-06-10").qtime.spans[0].start == date(2023, 5, 1)
+
+
+def test_before_and_after_an_event_take_its_resolved_date_as_the_boundary(embedder):
+    from gravity_engine.query.pipeline import GravityQuery
+    from query_fixtures import make_store
+
+    g = GravityQuery(make_store(embedder), embedder)
+    result = g.run("What did Melanie do after the charity race?")
+    spans = [s for s in result.qtime.spans if s.kind == "after"]
+    assert spans and spans[0].start.isoformat() == "2023-06-18" and "v4" in spans[0].text
+    kept = {e.id for e in result.selected["events"]}
+    assert {"v5", "v6"} <= kept  # the later events hold the temporal slots
+    before = g.run("What happened before the talk at the school?").qtime
+    spans = [s for s in before.spans if s.kind == "before"]
+    assert spans and spans[0].end.isoformat() == "2023-08-14"
+
+
+def test_event_refs_are_not_taken_from_dates():
+    from gravity_engine.query.temporal import detect
+
+    assert detect("What did she do after 2022?", "2023-10-01").event_refs == []
+    assert detect("What did she do after the wedding?", "2023-10-01").event_refs == [("after", "the wedding")]

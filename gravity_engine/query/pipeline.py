@@ -83,6 +83,10 @@ class GravityResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
+# How close an event must be to "the conference" of "after the conference" to set the boundary (MiniLM scale).
+EVENT_REF_MIN_COSINE = 0.45
+
+
 class GravityQuery:
     """The anchor side of the query path for one store; build once, call ``run`` per question."""
 
@@ -120,8 +124,12 @@ class GravityQuery:
         if config.mode == Mode.none:
             return result
         t0 = t()
-        qvec = self.embedder.encode([question])[0]
+        phrases = [phrase for _, phrase in qtime.event_refs] if "events" in config.modules else []
+        vectors = self.embedder.encode([question, *phrases])
+        qvec = vectors[0]
         timings["embed"] = (t() - t0) * 1000
+        if phrases:
+            self._bound_by_events(qtime, vectors[1:])
         t0 = t()
         if config.mode == Mode.summaries:
             target = self._full_size(question, qvec, qtime)
@@ -149,6 +157,22 @@ class GravityQuery:
         result.context = render_context(result.selected, self.count)
         timings["inject"] = (t() - t0) * 1000
         return result
+
+    def _bound_by_events(self, qtime: temporal.QueryTime, phrase_vecs: np.ndarray,
+                         min_cosine: float = EVENT_REF_MIN_COSINE) -> None:
+        """'after the conference': the best-matching dated event sets the boundary of a time span."""
+        matrix = self.store.matrix("events")
+        events = self._rows["events"]
+        if not len(events):
+            return
+        dated = np.array([bool(e.date_start) for e in events])
+        for (word, phrase), vec in zip(qtime.event_refs, phrase_vecs):
+            scores = np.where(dated, matrix @ vec, -1.0)
+            best = int(np.argmax(scores))
+            if scores[best] >= min_cosine:
+                span = temporal.event_bounded_span(word, phrase, events[best])
+                if span is not None:
+                    qtime.spans.append(span)
 
     def _full_size(self, question: str, qvec: np.ndarray, qtime: temporal.QueryTime) -> int:
         """Tokens the full variant would inject for this question: +Sum is matched to it."""

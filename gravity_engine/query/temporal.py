@@ -19,6 +19,9 @@ _RECENT = re.compile(r"\b(recently|lately|these days|nowadays|the other day|of l
 _WHEN = re.compile(
     r"^\s*(when|how long ago|how long has|how long did|since when)\b|\b(what|which)\s+(date|day|year|month|week|time|season)\b"
     r"|\bhow many (days|weeks|months|years)\b", re.I)
+# "before/after/since <something that happened>": the phrase names an event, not a date.
+_EVENT_REF = re.compile(r"\b(before|after|since|prior to|following)\s+((?:the|her|his|their|my|a|an)\s+[^?.,;!]{3,60})",
+                        re.I)
 _OPEN = re.compile(r"\b(before|prior to|after|since|until|till|by)\s+$", re.I)
 
 @dataclass
@@ -41,6 +44,8 @@ class QueryTime:
     spans: list[QuerySpan] = field(default_factory=list)
     asks_when: bool = False
     unresolved: list[str] = field(default_factory=list)  # expressions seen but not resolvable (no reference)
+    # "after the conference": (word, phrase) pairs whose boundary is an event, resolved against the anchors
+    event_refs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def has_expression(self) -> bool:
@@ -49,7 +54,7 @@ class QueryTime:
     def as_dict(self) -> dict:
         return {"reference": self.reference.isoformat() if self.reference else None,
                 "spans": [s.as_dict() for s in self.spans], "asks_when": self.asks_when,
-                "unresolved": self.unresolved}
+                "unresolved": self.unresolved, "event_refs": [list(r) for r in self.event_refs]}
 
 
 def _as_date(value: datetime | date | str | None) -> date | None:
@@ -96,6 +101,11 @@ def detect(question: str, reference: datetime | date | str | None, recent_days: 
                 result.spans.append(QuerySpan(label, start, None, "after"))
         else:
             result.spans.append(QuerySpan(text, start, end, "expression"))
+    for ref_match in _EVENT_REF.finditer(question):
+        word, phrase = " ".join(ref_match.group(1).lower().split()), ref_match.group(2).strip()
+        if not any(span.text.lower().endswith(phrase.lower()) or phrase.lower() in span.text.lower()
+                   for span in result.spans):
+            result.event_refs.append((word, phrase))
     m = _RECENT.search(question)
     if m and any(span.text.lower() in m.group(0).lower() or m.group(0).lower() in span.text.lower()
                  for span in result.spans):
@@ -106,6 +116,18 @@ def detect(question: str, reference: datetime | date | str | None, recent_days: 
         else:
             result.unresolved.append(m.group(0))
     return result
+
+
+def event_bounded_span(word: str, phrase: str, event) -> QuerySpan | None:
+    """The range before or after a matched event's resolved dates (None when the event has no date)."""
+    if not event.date_start:
+        return None
+    start = date.fromisoformat(event.date_start)
+    end = date.fromisoformat(event.date_end or event.date_start)
+    label = f"{word} {phrase} ({event.id}, {event.date_label()})"
+    if word in ("before", "prior to"):
+        return QuerySpan(label, None, start - timedelta(days=1), "before")
+    return QuerySpan(label, end + timedelta(days=1) if word in ("after", "following") else start, None, "after")
 
 
 def matching_events(spans: list[QuerySpan], event_start: np.ndarray, event_end: np.ndarray) -> np.ndarray:
