@@ -20,15 +20,14 @@ BLOCK_ORDER = ("topics", "entities", "events")
 _MAX_SOURCES = 6
 _MAX_FIELDS = 6  # attributes / relations shown per entity: a profile should not crowd out the memories
 
+
 @lru_cache(maxsize=65536)
 def count_tokens(text: str) -> int:
     """Token count via the engine's tokenizer (cached per text); whitespace words when it cannot be loaded."""
     if not text:
         return 0
-    try:
-        from ..llm.tokens import count_tokens as _count
-    except ImportError:
-        return len(text.split())
+    from ..llm.tokens import count_tokens as _count
+
     try:
         return _count(text)
     except Exception:  # tokenizer files unreadable: a rough count beats failing the query
