@@ -308,3 +308,26 @@ def test_graph_split_off_copies_a_sample_store_to_the_workspace(tmp_path, monkey
     assert target == tmp_path / "home" / "workspace" / "demo-edited"
     assert len(AnchorStore.load(target).anchors.entities) == 2
     assert len(AnchorStore.load(samples / "demo").anchors.entities) == 1  # the sample is untouched
+
+
+def test_build_page_runs_an_llm_build_against_a_local_endpoint(store_dir, scripted_openai, embedder, tmp_path,
+                                                               monkeypatch):
+    import time
+
+    monkeypatch.setenv("GRAVITY_HOME", str(tmp_path / "home"))
+    at = open_page("pages/build.py", store_dir, llm_settings={"base_url": scripted_openai.base_url,
+                                                              "api_key": "sk-local", "model": "gravity-echo"})
+    at.selectbox(key="build_sample").set_value(next(o for o in at.selectbox(key="build_sample").options
+                                                    if str(o).endswith("book_club.txt"))).run()
+    at.radio(key="build_backend").set_value("llm").run()
+    assert metrics(at)["LLM calls"] == "3"  # 41 turns in 3 sessions, one fused call per batch
+    at.button(key="build_start").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    for _ in range(240):
+        time.sleep(0.5)
+        at.run()
+        if at.get("button") and any(b.key == "build_open" for b in at.button):
+            break
+    assert any(b.key == "build_open" for b in at.button), [e.value for e in at.error]
+    assert len(scripted_openai.chat_requests()) == 3
+    assert metrics(at)["LLM calls"] == "3"
