@@ -90,3 +90,12 @@ def test_module_off_and_index_cached(store, fake_embedder):
     assert AnchorIndex.for_store(store) is AnchorIndex.for_store(store)
     result = GravityQuery(store, fake_embedder, "+T", count=lambda t: len(t.split())).run("counseling career plans")
     assert set(result.selected) == {"topics"} and result.selected["topics"][0].id == "t1"
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What does Will do on weekends?", ["will", "weekend"]),
+    ("Will she come to the party?", ["come", "party"]),
+    ("When did May call Tom?", ["may", "call", "tom"]),
+], ids=["name-mid-sentence", "modal-at-start", "month-like-name"])
+def test_a_stopword_written_as_a_name_is_kept(question, expected):
+    assert content_tokens(question) == expected

@@ -36,11 +36,16 @@ def tokens(text: str) -> list[str]:
     return [normalize_token(t) for t in _WORD.findall(text.lower())]
 
 
+_CAPITALIZED = re.compile(r"(?<=[a-z,;:] )([A-Z][a-z]+)\b")
+
+
 def content_tokens(text: str) -> list[str]:
-    """Normalized tokens without stopwords, duplicates removed, first-seen order."""
+    """Normalized tokens without stopwords, duplicates removed, first-seen order. A stopword written
+    capitalized inside a sentence is kept: it is a name ("What does Will do?", "Did May call?")."""
+    names = {normalize_token(m) for m in _CAPITALIZED.findall(text)}
     seen: dict[str, None] = {}
     for t in tokens(text):
-        if t and t not in STOPWORDS and t not in seen:
+        if t and (t not in STOPWORDS or t in names) and t not in seen:
             seen[t] = None
     return list(seen)
 
