@@ -7,6 +7,7 @@ anchor used for embedding, reranking and display.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Literal
 
@@ -200,21 +201,19 @@ class AnchorSet(BaseModel):
     def by_id(self) -> dict[str, Anchor]:
         return {a.id: a for m in MODULES for a in self.module(m)}
 
+    def citing_items(self) -> Iterator[BaseModel]:
+        """Every object that carries ``source_ids``: anchors and their attributes, relations, key facts
+        and arc steps (one walk, shared by everything that reads or rewrites citations)."""
+        for e in self.entities:
+            yield e
+            yield from e.attributes
+            yield from e.relations
+        yield from self.events
+        for t in self.topics:
+            yield t
+            yield from t.key_facts
+            yield from t.sessions
+
     def all_source_ids(self) -> set[str]:
         """Every utterance id any anchor or any of its fields cites."""
-        ids: set[str] = set()
-        for e in self.entities:
-            ids.update(e.source_ids)
-            for a in e.attributes:
-                ids.update(a.source_ids)
-            for r in e.relations:
-                ids.update(r.source_ids)
-        for v in self.events:
-            ids.update(v.source_ids)
-        for t in self.topics:
-            ids.update(t.source_ids)
-            for f in t.key_facts:
-                ids.update(f.source_ids)
-            for s in t.sessions:
-                ids.update(s.source_ids)
-        return ids
+        return {i for item in self.citing_items() for i in item.source_ids}

@@ -308,27 +308,10 @@ def drop_unknown_sources(anchors: AnchorSet, conversation: Conversation) -> int:
     """Remove cited utterance ids that do not exist in the conversation; return how many were removed."""
     known = set(conversation.utterance_index())
     removed = 0
-
-    def keep(ids: list[str]) -> list[str]:
-        nonlocal removed
-        kept = [i for i in ids if i in known]
-        removed += len(ids) - len(kept)
-        return kept
-
-    for e in anchors.entities:
-        e.source_ids = keep(e.source_ids)
-        for a in e.attributes:
-            a.source_ids = keep(a.source_ids)
-        for r in e.relations:
-            r.source_ids = keep(r.source_ids)
-    for v in anchors.events:
-        v.source_ids = keep(v.source_ids)
-    for t in anchors.topics:
-        t.source_ids = keep(t.source_ids)
-        for f in t.key_facts:
-            f.source_ids = keep(f.source_ids)
-        for s in t.sessions:
-            s.source_ids = keep(s.source_ids)
+    for item in anchors.citing_items():
+        kept = [i for i in item.source_ids if i in known]
+        removed += len(item.source_ids) - len(kept)
+        item.source_ids = kept
     return removed
 
 

@@ -345,3 +345,17 @@ def test_a_first_name_mistyped_by_ner_still_joins_its_full_name():
     kenji = next(e for e in entities if e.name == "Kenji Watanabe")
     assert kenji.merges[0].alias == "Kenji" and kenji.type == "person"
     assert {e.name for e in entities} == {"Kenji Watanabe", "Cedar", "Cedar Valley Clinic", "Cedar Jones"}
+
+
+def test_unknown_source_ids_are_dropped_everywhere_and_counted():
+    from gravity_engine.consolidate import drop_unknown_sources
+
+    conv = make_conversation(1, 2)
+    anchors = AnchorSet(
+        entities=[Entity(id="e", name="Bob", source_ids=["D1:1", "X"],
+                         attributes=[Attribute(key="likes", value="chess", source_ids=["Y", "D1:2"])])],
+        events=[Event(id="v", what="x", source_ids=["Z"])],
+        topics=[Topic(id="t", label="t", key_facts=[KeyFact(text="f", source_ids=["D1:1", "W"])],
+                      sessions=[TopicSession(session_id="session_1", source_ids=["V"])])])
+    assert drop_unknown_sources(anchors, conv) == 5
+    assert anchors.all_source_ids() == {"D1:1", "D1:2"}
