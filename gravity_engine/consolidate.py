@@ -74,13 +74,26 @@ def _absorb(target: Entity, other: Entity, votes: dict[int, Counter] | None = No
     if not target.description and other.description:
         target.description = other.description
     if votes is not None and other.type not in ("", "other"):
-        votes.setdefault(id(target), Counter())[other.type] += other.mentions or len(other.source_ids) or 1
+        votes.setdefault(id(target), Counter())[other.type] += type_weight(other)
     if target.type in ("", "other") and other.type not in ("", "other"):
         target.type = other.type
+    if typed_by_context(other) and not typed_by_context(target):
+        target.description = other.description or target.description
     _merge_attributes(target.attributes, other.attributes)
     _merge_relations(target.relations, other.relations)
     _extend_unique(target.source_ids, other.source_ids)
     target.mentions += other.mentions or len(other.source_ids)
+
+
+def typed_by_context(entity: Entity) -> bool:
+    """The extractor typed it from a naming pattern ("my dog Biscuit") and said why (attribute ``why``)."""
+    return any(a.key == "why" for a in entity.attributes)
+
+
+def type_weight(entity: Entity) -> int:
+    """Votes of one batch profile for its type: a type from context outweighs any number of NER guesses."""
+    weight = entity.mentions or len(entity.source_ids) or 1
+    return weight * 1000 if typed_by_context(entity) else weight
 
 
 class _EntityIndex:
@@ -194,7 +207,7 @@ def consolidate_entities(groups: Iterable[list[Entity]], speakers: list[str],
         index.entities.append(copy)
         index.register(copy)
         if copy.type not in ("", "other"):  # an update's few new mentions must not outvote the old ones
-            votes.setdefault(id(copy), Counter())[copy.type] += copy.mentions or 1
+            votes.setdefault(id(copy), Counter())[copy.type] += type_weight(copy)
     for group in groups:
         for e in group:
             hit = index.find(e)
@@ -205,7 +218,7 @@ def consolidate_entities(groups: Iterable[list[Entity]], speakers: list[str],
                 index.entities.append(copy)
                 index.register(copy)
                 if copy.type not in ("", "other"):
-                    votes.setdefault(id(copy), Counter())[copy.type] += copy.mentions or 1
+                    votes.setdefault(id(copy), Counter())[copy.type] += type_weight(copy)
             else:
                 _absorb(hit, e, votes)
                 index.register(hit)
@@ -333,9 +346,7 @@ def unmerge_store(store, entity_id: str, alias: str, embedder):
     from .store import AnchorStore, embed_anchors
 
     anchors = unmerge(store.anchors, entity_id, alias)
-    embeddings = dict(store.embeddings)
-    embeddings["entities"] = embed_anchors(anchors.model_copy(update={"events": [], "topics": []}),
-                                           embedder)["entities"]
+    embeddings = embed_anchors(anchors, embedder)  # entity rows and lines changed; all in one encoder call
     report = dict(store.report)
     report.setdefault("edits", []).append({"unmerge": {"entity": entity_id, "alias": alias}})
     return AnchorStore(anchors=anchors, embeddings=embeddings, conversation=store.conversation, report=report)

@@ -566,3 +566,28 @@ def resolve_time_expression(expr: str, reference: datetime | date | None) -> Tim
 def with_offset(span: TimeSpan, offset: int) -> TimeSpan:
     """The same span with character positions shifted by ``offset`` (a sentence inside a longer text)."""
     return replace(span, char_start=span.char_start + offset, char_end=span.char_end + offset)
+
+
+def spell_span(span: TimeSpan) -> str:
+    """A resolved span in words, for a sentence: "on 7 May 2023", "in May 2023", "in 2022",
+    "between 1 and 7 May 2023". ``SPELLED_DATE`` finds these phrases again (verification skips them)."""
+    def day(d: date, year: bool = True) -> str:
+        return f"{d.day} {calendar.month_name[d.month]}" + (f" {d.year}" if year else "")
+
+    if span.granularity == "day" or span.start == span.end:
+        return f"on {day(span.start)}"
+    if span.granularity == "month":
+        return f"in {calendar.month_name[span.start.month]} {span.start.year}"
+    if span.granularity == "year":
+        return f"in {span.start.year}"
+    if span.start.year == span.end.year and span.start.month == span.end.month:
+        return f"between {span.start.day} and {day(span.end)}"
+    if span.start.year == span.end.year:
+        return f"between {day(span.start, False)} and {day(span.end)}"
+    return f"between {day(span.start)} and {day(span.end)}"
+
+
+_MONTH_WORD = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+SPELLED_DATE = re.compile(
+    rf"\b(?:on \d{{1,2}} {_MONTH_WORD} \d{{4}}|in {_MONTH_WORD} \d{{4}}|in \d{{4}}"
+    rf"|between \d{{1,2}}(?: {_MONTH_WORD}(?: \d{{4}})?)? and \d{{1,2}} {_MONTH_WORD} \d{{4}})\b")

@@ -17,6 +17,7 @@ from .anchors import AnchorSet, FieldCheck
 from .consolidate import name_key
 from .conversation import Conversation, Utterance
 from .embed import Embedder
+from .timeparse import SPELLED_DATE
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -48,7 +49,9 @@ def _content_words(text: str) -> set[str]:
 
 
 def _overlap(claim: str, sources: list[Utterance]) -> float:
-    words = _content_words(claim)
+    # A resolved date written into a fact ("on 7 May 2023" for "yesterday") is not a word of the
+    # source; the event records' date checks cover it.
+    words = _content_words(SPELLED_DATE.sub(" ", claim))
     if not words:
         return 1.0
     found = set()

@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from ...anchors import AnchorSet, Event
+from ...anchors import AnchorSet, Attribute, Event, KeyFact, Relation
 from ...conversation import Conversation
 from ...embed import DEFAULT_MODEL, Embedder
 from ..base import Batch, BatchAnchors
 from .entities import extract_entities
 from .events import extract_events
+from .facts import FACT_KEY
 from .nlp import SPACY_MODEL, parse
 from .topics import build_topics, embed_cached
 
@@ -27,6 +28,10 @@ __all__ = ["ClassicExtractor"]
 
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_WORDS = re.compile(r"[A-Za-z][\w'’-]*")
+_PET_CUES = re.compile(r"\b(dogs?|pupp(?:y|ies)|pups?|cats?|kitt(?:y|en)s?|vet|leash|dog park|walkies|paws?|"
+                       r"bark(?:s|ed|ing)?|fetch|treats|litter|kennel|groomer|fur)\b", re.I)
 
 
 class ClassicExtractor:
@@ -39,6 +44,8 @@ class ClassicExtractor:
         self.spacy_model = spacy_model
         # Utterance vectors by (model, text): a second finalize (incremental build) re-encodes only new text.
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
+        # Noun phrases per utterance id, from the batch parse: topic labels a person would use.
+        self._chunks: dict[str, list[str]] = {}
 
     @property
     def embedder(self) -> Embedder:
@@ -87,6 +94,8 @@ class ClassicExtractor:
                 yield batch, err
 
     def _from_docs(self, batch: Batch, docs: list) -> BatchAnchors:
+        for utt, doc in zip(batch.utterances, docs):
+            self._chunks[utt.id] = noun_phrases(doc)
         entities = extract_entities(batch, docs)
         events = extract_events(batch, docs)
         return BatchAnchors(entities=entities, events=events,
@@ -99,13 +108,37 @@ class ClassicExtractor:
         Topics are rebuilt even in an incremental build: a new session can merge or split clusters,
         and a re-encode costs only the new utterances because vectors are cached per text.
         """
-        topics, assignment = build_topics(conversation, embed_cached(self.embedder, self._vectors))
+        _pets_by_context(anchors, conversation)
+        _prune_and_link_entities(anchors, conversation)
+        facts = [KeyFact(text=a.value, source_ids=list(a.source_ids))
+                 for e in anchors.entities for a in e.attributes if a.key == FACT_KEY]
+        topics, assignment = build_topics(conversation, embed_cached(self.embedder, self._vectors), facts=facts,
+                                          chunks=self._chunks)
         anchors.topics = topics
         for event in anchors.events:
             event.topic_id = next((assignment[s] for s in event.source_ids if s in assignment), None)
         link_follows(anchors.events, conversation)
-        _prune_and_link_entities(anchors, conversation)
         return anchors
+
+
+_CHUNK_SKIP_POS = {"DET", "PRON", "PUNCT", "NUM", "PART", "CCONJ", "ADP"}
+_VAGUE_HEADS = {"thing", "things", "stuff", "lot", "time", "way", "day", "idea", "bit", "kind", "sort", "one", "week",
+                "today", "news", "fun", "guys", "people", "year", "years", "month", "months", "weekend", "moment"}
+
+
+def noun_phrases(doc) -> list[str]:
+    """Lowercased noun phrases of a parse without determiners or possessives ("adoption agencies")."""
+    out: list[str] = []
+    for chunk in doc.noun_chunks:
+        words = [t for t in chunk if t.pos_ not in _CHUNK_SKIP_POS and t.dep_ != "poss" and t.pos_ != "ADJ"
+                 or (t.pos_ == "ADJ" and t.i == chunk.root.i)]
+        if not words or chunk.root.pos_ not in ("NOUN", "PROPN") or chunk.root.lower_ in _VAGUE_HEADS:
+            continue
+        words = words[-3:]
+        if words[0].i != chunk.root.i and words[-1].i != chunk.root.i:
+            continue
+        out.append(" ".join(t.text if t.pos_ == "PROPN" else t.lower_ for t in words))
+    return out
 
 
 def link_follows(events: list[Event], conversation: Conversation) -> None:
@@ -124,22 +157,77 @@ def link_follows(events: list[Event], conversation: Conversation) -> None:
         event.follows = links
 
 
+def standalone_capitalised(conversation: Conversation) -> set[str]:
+    """Lowercased words written capitalised inside a sentence, not next to another capitalised word:
+    a one-word name has to appear like this at least once ("how is Biscuit?"); "Fingers crossed."
+    or "Pancreatitis, probably ..." only start sentences."""
+    found: set[str] = set()
+    for u in conversation.utterances():
+        for sentence in _SENTENCE.split(u.text):
+            words = _WORDS.findall(sentence)
+            for k in range(1, len(words)):
+                w = words[k]
+                if w[:1].isupper() and not words[k - 1][:1].isupper() and (
+                        k + 1 >= len(words) or not words[k + 1][:1].isupper()):
+                    found.add(w.lower().rstrip("'’s"))
+                    found.add(w.lower())
+    return found
+
+
+def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
+    """A name talked about with pet words around it ("Biscuit got sick ... the vet", "Smart dog.")
+    is a pet; its owner is the speaker who makes most statements about it."""
+    speakers = {s.lower() for s in conversation.speakers}
+    utts = list(conversation.utterances())
+    for e in anchors.entities:
+        if e.type in ("pet",) or e.name.lower() in speakers or " " in e.name or any(a.key == "why" for a in e.attributes):
+            continue
+        name = re.compile(rf"\b{re.escape(e.name)}\b")
+        cued: list[str] = []
+        statements: dict[str, list[str]] = {}
+        for k, u in enumerate(utts):
+            if not name.search(u.text):
+                continue
+            nxt = utts[k + 1] if k + 1 < len(utts) and utts[k + 1].session_id == u.session_id else None
+            if _PET_CUES.search(u.text) or (nxt is not None and _PET_CUES.search(nxt.text)):
+                cued.append(u.id)
+            if not u.text.rstrip().endswith("?"):
+                statements.setdefault(u.speaker, []).append(u.id)
+        if len(cued) < 2 or not statements:
+            continue
+        ranked = sorted(statements.items(), key=lambda kv: -len(kv[1]))
+        if len(ranked) > 1 and len(ranked[1][1]) >= len(ranked[0][1]):
+            continue
+        owner, said = ranked[0]
+        evidence = [i for i in said if i in cued] or said[:2]
+        e.type = "pet"
+        e.description = f"pet of {owner} (talked about with pet words: {', '.join(cued[:3])})"
+        e.attributes.append(Attribute(key="why", value=f"pet of {owner}", source_ids=evidence[:3]))
+        owner_entity = next((x for x in anchors.entities if x.name == owner), None)
+        if owner_entity is not None and not any(r.predicate == "owns_pet" and r.target == e.name
+                                                for r in owner_entity.relations):
+            owner_entity.relations.append(Relation(predicate="owns_pet", target=e.name, source_ids=evidence[:3]))
+
+
 def _prune_and_link_entities(anchors: AnchorSet, conversation: Conversation) -> None:
     """Drop names that are not names, then point relations at their target profiles.
 
     Dropped: a one-word name also written in lowercase somewhere in the conversation ("Glad",
-    "Pottery": capitalised only at a sentence start), and an untyped proper noun seen in one
-    utterance only. Speakers and anything a relation touches always stay.
+    "Pottery": capitalised only at a sentence start), a one-word name never written capitalised
+    inside a sentence ("Fingers crossed."), and an untyped proper noun seen in one utterance only.
+    Speakers, entities typed by context and anything a relation touches always stay.
     """
     lowercase_words = {w for u in conversation.utterances() for w in _LOWER_WORD.findall(u.text)}
+    standalone = standalone_capitalised(conversation)
     speakers = {s.lower() for s in conversation.speakers}
     targets = {r.target.lower() for e in anchors.entities for r in e.relations}
 
     def keep(e) -> bool:
         name = e.name.lower()
-        if name in speakers or e.relations or name in targets:
+        if name in speakers or e.relations or name in targets or any(a.key == "why" for a in e.attributes):
             return True
-        if " " not in name and name in lowercase_words:
+        if " " not in name and (name in lowercase_words or (name not in standalone and not any(
+                a.lower() in standalone for a in e.aliases))):
             return False
         return e.type != "other" or len(set(e.source_ids)) >= 2
 

@@ -1,5 +1,18 @@
-"""Entity profiles from one batch: speakers, named entities, recurring proper nouns, and the
-attributes and relations people state about themselves ("I love painting", "my sister Anna").
+"""Entity profiles from one batch: speakers, named entities, recurring proper nouns, the
+attributes and relations people state about themselves, and their atomic facts (``facts.py``).
+
+Relations come from dependency patterns with a small predicate vocabulary (``PREDICATES``), each
+stored ONCE, on the entity that is the relation's grammatical subject, and read "<entity>
+<predicate> <target>": "my sister Ana" said by Caroline gives Ana sister_of Caroline, "my manager
+Lena" gives Lena manager_of Priya, "our dog Biscuit" gives Tom owns_pet Biscuit, "I work at
+Northwind Health" gives Priya works_at Northwind Health, "I love hiking" gives Caroline likes hiking
+(a concept target: no target_id). No inverse is stored, so the graph draws each edge once.
+
+Types: the context of a naming pattern decides over the NER guess ("my cat Miso" -> pet, "working on
+Atlas" -> project, "at Porto Polytechnic" -> organization, "the model MedLLM" -> product), then a
+name's own head word ("... Clinic" -> organization, "Mount ..." -> place), then NER. An entity typed
+by context carries an attribute ``why`` (also its description), e.g. 'pet of Tom ("our dog Biscuit")';
+consolidation lets such a type outvote NER's guesses from other batches.
 
 Values are spans of the speaker's own words, so verification can find them in the cited utterance.
 """
@@ -10,6 +23,8 @@ import re
 
 from ...anchors import Attribute, Entity, Relation
 from ..base import Batch
+from ...timeparse import find_time_expressions, parse_datetime
+from .facts import FACT_KEY, _hedged, facts_of_doc
 from .grammar import is_first_person, span_text, subject_of
 
 NER_TYPES = {
@@ -35,7 +50,16 @@ NOT_NAMES = {
     "woohoo", "woo", "yikes", "ooh", "ahh", "phew", "tons", "lots", "kudos", "bravo", "whew", "geez", "damn",
     # titles: "Dr." before a name is part of how the person is called, never an entity of its own
     "dr", "mr", "mrs", "ms", "mx", "prof", "sir", "madam",
+    # generic acronyms and words that name a kind of thing, not one thing
+    "ml", "ai", "nlp", "llm", "llms", "qa", "ui", "ux", "api", "ceo", "cto", "cfo", "coo", "pm", "phd", "mri", "er",
+    "icu", "gpu", "cpu", "auc", "tv", "pc", "faq", "diy", "asap", "lgbtq", "lgbt", "lgbtq+", "rsvp", "ok.", "usd",
+    "ha", "hah", "hehe", "haha", "lmao", "rofl", "xd", "classic", "fingers", "bless", "jeez", "gee", "heck",
+    "beginner", "noted", "flatterer", "deal", "done", "true", "exactly", "totally", "same", "wait", "congrats!",
 }
+# Words a sentence starts with that the tagger glues to the name after them ("First Berlin").
+LEAD_WORDS = {"first", "then", "next", "finally", "also", "maybe", "just", "so", "and", "but", "oh", "well", "after",
+              "before", "since", "even", "only", "poor", "little", "dear", "sweet", "both", "every", "each", "like",
+              "ha", "yes", "no", "hey", "hi", "thanks", "love", "miss", "say", "give", "tell"}
 # "I want to tell you ..." is conversation, not a wish worth a profile field.
 _TALK_VERBS = {"tell", "say", "ask", "share", "thank", "know", "hear", "talk", "let", "check", "chat", "catch",
                "mention", "remind", "show", "congratulate", "hug", "see", "send", "update", "give", "hang"}
@@ -43,6 +67,9 @@ TIME_WORDS = {
     "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday", "tuesday", "wednesday",
     "thursday", "friday", "saturday", "sunday", "last", "next", "today", "tonight", "yesterday", "tomorrow",
     "weekend", "christmas", "easter", "thanksgiving", "halloween", "summer", "winter", "spring", "fall", "autumn",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "morning",
+    "evening", "night", "afternoon", "noon", "midnight", "new year", "eve",
 }
 _LIKE = {"love": "likes", "like": "likes", "enjoy": "likes", "adore": "likes", "hate": "dislikes",
          "dislike": "dislikes", "detest": "dislikes"}
@@ -71,7 +98,7 @@ def clean_name(text: str) -> str:
     text = text.strip(" .,!?;:\"'()[]-")
     # "Bye Caroline", "Thanks Mel": a greeting glued to a name by the tagger.
     words = text.split()
-    while len(words) > 1 and words[0].lower().strip(",!.") in NOT_NAMES:
+    while len(words) > 1 and (words[0].lower().strip(",!.") in NOT_NAMES or words[0].lower() in LEAD_WORDS):
         words.pop(0)
     return " ".join(words)
 
@@ -84,6 +111,8 @@ def _looks_like_name(name: str) -> bool:
     words = name.lower().split()
     if all(w in NOT_NAMES or w in TIME_WORDS for w in words):
         return False
+    if re.fullmatch(r"[\d\s.,/:%$-]+(st|nd|rd|th|s|k|am|pm)?", name.lower()):
+        return False  # numbers, dates, times
     return not (words[0] in TIME_WORDS or words[-1] in TIME_WORDS)
 
 
@@ -112,15 +141,20 @@ class ProfileBook:
         self.batch = batch
         self.speakers = sorted({*batch.speakers, *(u.speaker for u in batch.utterances)})
         self._by_key: dict[str, Entity] = {}
+        self._strong: set[str] = set()  # keys of entities typed by context: NER cannot change them
         self._when = batch.session_time or batch.session_id
 
     def canonical(self, name: str) -> tuple[str, str | None]:
         return canonical_name(name, self.speakers)
 
-    def entity(self, name: str, type_: str, source_id: str | None, context: str = "") -> Entity:
+    def entity(self, name: str, type_: str, source_id: str | None, context: str = "",
+               why: str | None = None) -> Entity:
+        """The profile of ``name``; ``why`` (a context pattern) fixes the type and says why it exists."""
         canonical, alias = self.canonical(name)
         if canonical in self.speakers:
-            type_ = "person"
+            type_, why = "person", None
+        elif why is None:
+            type_ = suffix_type(canonical) or type_
         key = canonical.lower()
         ent = self._by_key.get(key)
         if ent is None:
@@ -131,9 +165,14 @@ class ProfileBook:
             elif context:
                 ent.description = _shorten(context, 180)
             self._by_key[key] = ent
-        elif (ent.type == "other" and type_ != "other") or (type_ == "pet" and ent.type == "person") or (
-                type_ == "organization" and ent.type == "product"):
-            ent.type = type_  # a naming pattern ("my dog Max") beats the tagger's guess
+        elif key not in self._strong and (why is not None or (ent.type == "other" and type_ != "other")):
+            ent.type = type_
+        if why is not None and key not in self._strong:
+            self._strong.add(key)
+            ent.type = type_
+            ent.description = why
+            if source_id:
+                self.attribute(ent, "why", why, source_id)
         if alias and alias not in ent.aliases:
             ent.aliases.append(alias)
         if source_id:
@@ -156,6 +195,8 @@ class ProfileBook:
             ent.source_ids.append(source_id)
 
     def relation(self, ent: Entity, predicate: str, target: str, source_id: str) -> None:
+        if ent.name.lower() == target.lower():
+            return
         for r in ent.relations:
             if r.predicate == predicate and r.target.lower() == target.lower():
                 if source_id not in r.source_ids:
@@ -186,148 +227,367 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
+# --- the predicate vocabulary -------------------------------------------------------------------
+
+PREDICATES = ("works_at", "lives_in", "sister_of", "brother_of", "sibling_of", "parent_of", "child_of",
+              "partner_of", "friend_of", "colleague_of", "manager_of", "owns_pet", "member_of", "studies_at",
+              "works_on", "likes", "dislikes")  # plus free ones: "<role>_of", from, grew_up_in, volunteers_at
+ROLE_PREDICATES = {
+    "sister": "sister_of", "brother": "brother_of", "sibling": "sibling_of",
+    "mom": "parent_of", "mum": "parent_of", "mother": "parent_of", "dad": "parent_of", "father": "parent_of",
+    "parent": "parent_of", "son": "child_of", "daughter": "child_of", "kid": "child_of", "child": "child_of",
+    "baby": "child_of", "husband": "partner_of", "wife": "partner_of", "partner": "partner_of",
+    "boyfriend": "partner_of", "girlfriend": "partner_of", "fiance": "partner_of", "fiancee": "partner_of",
+    "fiancé": "partner_of", "spouse": "partner_of", "friend": "friend_of", "bestie": "friend_of",
+    "buddy": "friend_of", "pal": "friend_of", "colleague": "colleague_of", "coworker": "colleague_of",
+    "co-worker": "colleague_of", "teammate": "colleague_of", "boss": "manager_of", "manager": "manager_of",
+    "supervisor": "manager_of", "grandma": "grandparent_of", "grandmother": "grandparent_of",
+    "grandpa": "grandparent_of", "grandfather": "grandparent_of", "grandparent": "grandparent_of",
+    "aunt": "aunt_of", "uncle": "uncle_of", "cousin": "cousin_of", "niece": "niece_of", "nephew": "nephew_of",
+    "mentor": "mentor_of", "coach": "coach_of", "roommate": "roommate_of", "neighbor": "neighbor_of",
+    "neighbour": "neighbor_of", "advisor": "advisor_of", "adviser": "advisor_of", "therapist": "therapist_of",
+    "teacher": "teacher_of", "tutor": "tutor_of", "physio": "physio_of", "doctor": "doctor_of",
+    "student": "student_of", "report": "reports_to", "intern": "reports_to",
+}
+# "my running club, the Harbor Striders": the owner's relation to a named group.
+GROUP_PREDICATES = {
+    "club": "member_of", "team": "member_of", "group": "member_of", "band": "member_of", "choir": "member_of",
+    "league": "member_of", "gym": "member_of", "church": "member_of", "crew": "member_of", "society": "member_of",
+    "association": "member_of", "union": "member_of", "company": "works_at", "employer": "works_at",
+    "startup": "works_at", "firm": "works_at", "lab": "works_at", "agency": "works_at",
+    "university": "studies_at", "college": "studies_at", "school": "studies_at", "uni": "studies_at",
+}
+PRODUCT_NOUNS = {"model", "app", "tool", "library", "platform", "system", "chatbot", "product", "bot", "game",
+                 "website", "site", "service", "framework", "device", "software", "assistant", "plugin", "package"}
+PROJECT_NOUNS = {"project", "initiative", "prototype", "thesis", "campaign", "program", "programme", "pipeline",
+                 "dataset", "benchmark", "module"}
+_ORG_HEADS = {"clinic", "hospital", "institute", "university", "college", "school", "health", "group", "inc",
+              "ltd", "llc", "labs", "lab", "analytics", "polytechnic", "academy", "foundation", "bank", "corp",
+              "company", "co", "agency", "association", "society", "council", "department", "ministry", "club",
+              "center", "centre", "studio", "studios", "church", "gmbh", "partners", "systems", "technologies",
+              "striders", "league", "team", "museum", "library", "gallery", "shelter", "charity"}
+_PLACE_HEADS = {"street", "st", "avenue", "ave", "road", "park", "lake", "mountain", "mountains", "hill", "hills",
+                "gate", "beach", "river", "trail", "bay", "island", "islands", "valley", "market", "square",
+                "bridge", "coast", "city", "county", "village", "town", "falls", "canyon", "forest", "peak"}
+_PLACE_LEADS = {"mount", "mt", "lake", "cape", "port", "fort", "san", "santa", "saint", "new"}
+_EVENT_HEADS = {"marathon", "festival", "conference", "workshop", "summit", "race", "cup", "championship", "fair",
+                "expo", "concert", "parade", "gala", "tournament", "olympics", "games", "week", "symposium"}
+
+
+def suffix_type(name: str) -> str | None:
+    """A type from the name's own head word: "Cedar Valley Clinic" -> organization, "Mount Rainier" -> place."""
+    words = name.lower().replace(".", "").split()
+    if len(words) < 2:
+        return None
+    if words[-1] in _EVENT_HEADS or words[0] in ("workshop", "conference"):
+        return "event"
+    if words[-1] in _ORG_HEADS:
+        return "organization"
+    if words[-1] in _PLACE_HEADS or words[0] in _PLACE_LEADS:
+        return "place"
+    return None
+
+
+def _is_name(tok) -> bool:
+    """A proper noun, or a capitalised noun inside a sentence (the small tagger calls "Miso" a noun)."""
+    return tok.pos_ == "PROPN" or (tok.pos_ == "NOUN" and tok.text[:1].isupper() and tok.i > tok.sent.start
+                                   and tok.lower_ not in NOT_NAMES)
+
+
 def _name_of(token):
     """The proper name attached to a noun: "my sister Anna", "a dog named Max", "my friend, Jo"."""
     for child in token.children:
-        if child.dep_ == "appos" and child.pos_ == "PROPN":
+        if child.dep_ == "appos" and _is_name(child):
             return child
         if child.dep_ == "acl" and child.lemma_ in ("name", "call"):
             for grand in child.children:
-                if grand.pos_ == "PROPN" and grand.dep_ in ("oprd", "attr", "dobj", "xcomp", "npadvmod"):
+                if _is_name(grand) and grand.dep_ in ("oprd", "attr", "dobj", "xcomp", "npadvmod"):
                     return grand
     if token.dep_ == "compound" and token.head.pos_ == "PROPN":
         return token.head
+    if token.dep_ == "appos" and token.head.pos_ == "PROPN":
+        return token.head  # "Dr. Aisha Bello, our clinical advisor"
     nxt = token.nbor(1) if token.i + 1 < len(token.doc) else None
-    if nxt is not None and nxt.pos_ == "PROPN" and nxt.ent_type_ in ("PERSON", "") and nxt.text[:1].isupper():
+    if nxt is not None and _is_name(nxt) and nxt.ent_type_ in ("PERSON", "", "ORG") and nxt.text[:1].isupper():
         return nxt
     return None
 
 
 def _full_name(token) -> str:
-    """A name token with its compound parts ("Mary Ann")."""
-    parts = [t for t in token.subtree if t.pos_ == "PROPN" and abs(t.i - token.i) <= 2]
-    return clean_name(span_text(sorted(parts, key=lambda t: t.i))) if parts else token.text
+    """A name token with its compound parts ("Mary Ann", "the Harbor Striders")."""
+    parts = [t for t in token.subtree if t.pos_ == "PROPN" and abs(t.i - token.i) <= 3
+             and (t.i == token.i or t.dep_ in ("compound", "flat", "nmod", "amod") or t.head.i != token.i)]
+    parts = [t for t in parts if t.dep_ != "appos" or t.i == token.i]
+    if not parts:
+        return clean_name(token.text)
+    lo, hi = min(t.i for t in parts), max(t.i for t in parts)
+    run = [t for t in token.doc[lo:hi + 1] if t.pos_ in ("PROPN", "ADP", "NOUN", "PUNCT") or t.i == token.i]
+    return clean_name(span_text(run if len(run) == hi - lo + 1 else sorted(parts, key=lambda t: t.i)))
 
 
-def _possessive_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
-    for tok in doc:
-        lemma = tok.lemma_.lower()
-        if lemma not in KIN and lemma not in PETS:
+def _quote(doc, a, b) -> str:
+    lo, hi = min(a.i, b.i), max(a.i, b.i)
+    lo = min([lo] + [c.i for c in a.children if c.dep_ in ("poss", "det", "amod", "compound") and c.i < a.i])
+    return _shorten(span_text(list(doc[lo:hi + 1])), 60)
+
+
+def _possessor(book: ProfileBook, tok, speaker: Entity, other: str | None, source_id: str):
+    """Whose "sister"/"dog"/"club" this is: my/our -> the speaker, your -> the listener, "Anna's" -> Anna."""
+    for c in tok.children:
+        if c.dep_ != "poss":
             continue
-        mine = any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.children)
-        owner = speaker if mine else None
-        if owner is None and tok.dep_ == "dobj" and tok.head.lemma_ in ("have", "adopt", "get", "own", "rescue"):
-            owner = _owner(book, subject_of(tok.head), speaker, source_id)
-        if owner is None:
-            continue
-        name_tok = _name_of(tok)
-        name = _full_name(name_tok) if name_tok is not None else ""
-        if name and _looks_like_name(name):
-            is_pet = lemma in PETS
-            if not is_pet and owner is not speaker:
-                continue  # "her friend Jo": whose friend is too uncertain
-            target = book.entity(name, "pet" if is_pet else "person", source_id, tok.sent.text)
-            predicate = "has_pet" if is_pet else lemma
-            book.relation(owner, predicate, target.name, source_id)
-            book.relation(target, "pet_of" if is_pet else f"{lemma}_of", owner.name, source_id)
-            if is_pet:
-                lo, hi = min(tok.i, name_tok.i), max(tok.i, name_tok.i)
-                book.attribute(owner, "pet", span_text(list(doc[lo:hi + 1])), source_id)
-        elif owner is not speaker:
-            continue
-        elif lemma in PETS:
-            book.attribute(speaker, "pet", tok.text, source_id)
-        elif lemma in FAMILY:
-            book.attribute(speaker, "family", tok.text, source_id)
+        if c.lower_ in ("my", "our"):
+            return speaker
+        if c.lower_ in ("your",) and other:
+            return book.entity(other, "person", source_id)
+        if c.pos_ == "PROPN" and c.ent_type_ in ("PERSON", ""):
+            name = _full_name(c)
+            if _looks_like_name(name):
+                return book.entity(name, "person", source_id, c.sent.text)
+    if tok.dep_ == "dobj" and tok.head.lemma_ in ("have", "adopt", "get", "own", "rescue", "foster"):
+        return _owner(book, subject_of(tok.head), speaker, other, source_id)
+    return None
 
 
-def _owner(book: ProfileBook, subj, speaker: Entity, source_id: str) -> Entity | None:
-    """Who "adopted a dog named Max": the speaker (I/we), a named person, or "my sister Anna"."""
+def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_id: str) -> Entity | None:
+    """Who did it: the speaker (I/we), the listener (you), a named person, or "my sister Anna"."""
     if subj is None:
         return None
     if is_first_person(subj):
         return speaker
-    if subj.pos_ == "PROPN" and subj.ent_type_ in ("PERSON", ""):
-        return book.entity(_full_name(subj), "person", source_id, subj.sent.text)
-    name_tok = _name_of(subj) if subj.lemma_.lower() in KIN else None
+    if subj.lower_ == "you" and other:
+        return book.entity(other, "person", source_id)
+    if subj.pos_ == "PROPN" and subj.ent_type_ in ("PERSON", "") and subj.text[:1].isupper():
+        name = _full_name(subj)
+        if _looks_like_name(name) and name.lower() not in NOT_NAMES:
+            return book.entity(name, "person", source_id, subj.sent.text)
+    name_tok = _name_of(subj) if subj.lemma_.lower() in ROLE_PREDICATES else None
     if name_tok is not None:
         return book.entity(_full_name(name_tok), "person", source_id, subj.sent.text)
     return None
 
 
-def _verb_patterns(book: ProfileBook, verb, speaker: Entity, source_id: str) -> None:
+def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
+    """Naming patterns around a noun: "my sister Anna", "our dog Biscuit", "my running club, the Harbor
+    Striders", "the model MedLLM", "Anna is my sister"."""
+    for tok in doc:
+        if tok.pos_ not in ("NOUN", "PROPN"):
+            continue
+        lemma = tok.lemma_.lower()
+        kind = ("pet" if lemma in PETS else "role" if lemma in ROLE_PREDICATES else "group" if lemma in GROUP_PREDICATES
+                else "product" if lemma in PRODUCT_NOUNS else "project" if lemma in PROJECT_NOUNS else None)
+        if kind is None:
+            continue
+        name_tok = _name_of(tok)
+        # "Anna is my sister": the name is the subject of "is", the role noun its complement.
+        if name_tok is None and tok.dep_ == "attr" and tok.head.lemma_ == "be":
+            subj = next((c for c in tok.head.children if c.dep_ == "nsubj"), None)
+            if subj is not None and subj.pos_ == "PROPN":
+                name_tok = subj
+        if name_tok is None:
+            if kind == "pet" and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.children):
+                book.attribute(speaker, "pet", tok.text, source_id)
+            elif kind == "role" and lemma in FAMILY and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                                                            for c in tok.children):
+                book.attribute(speaker, "family", tok.text, source_id)
+            continue
+        name = _full_name(name_tok)
+        if not _looks_like_name(name) or name.lower() in NOT_NAMES:
+            continue
+        owner = _possessor(book, tok, speaker, other, source_id)
+        said = _quote(doc, tok, name_tok)
+        if kind == "pet":
+            if owner is None:
+                continue
+            pet = book.entity(name, "pet", source_id, tok.sent.text, why=f'pet of {owner.name} ("{said}")')
+            book.relation(owner, "owns_pet", pet.name, source_id)
+            book.attribute(owner, "pet", said, source_id) if said.lower() in doc.text.lower() else None
+        elif kind == "role":
+            if owner is None or owner.name.lower() == name.lower():
+                continue
+            person = book.entity(name, "person", source_id, tok.sent.text, why=f"{owner.name}'s {lemma} (\"{said}\")")
+            predicate = ROLE_PREDICATES[lemma]
+            if predicate == "reports_to":
+                book.relation(owner, "manager_of", person.name, source_id)
+            else:
+                book.relation(person, predicate, owner.name, source_id)
+        elif kind == "group":
+            predicate = GROUP_PREDICATES[lemma]
+            org = book.entity(name, "organization", source_id, tok.sent.text,
+                              why=f'{lemma} of {owner.name} ("{said}")' if owner else f'the {lemma} ("{said}")')
+            if owner is not None and owner.type == "person":
+                book.relation(owner, predicate, org.name, source_id)
+        else:
+            article = "an" if lemma[:1] in "aeiou" else "a"
+            thing = book.entity(name, kind, source_id, tok.sent.text, why=f'{article} {lemma} ("{said}")')
+            if owner is not None:
+                book.relation(owner, "works_on", thing.name, source_id)
+
+
+_PLACE_VERBS = {("live", "in"): "lives_in", ("move", "to"): "lives_in", ("relocate", "to"): "lives_in",
+                ("base", "in"): "lives_in", ("settle", "in"): "lives_in", ("move", "from"): "moved_from",
+                ("work", "at"): "works_at", ("work", "for"): "works_at", ("work", "with"): None,
+                ("intern", "at"): "works_at", ("start", "at"): "works_at",
+                ("volunteer", "at"): "volunteers_at", ("volunteer", "with"): "volunteers_at", ("volunteer", "for"): "volunteers_at",
+                ("study", "at"): "studies_at", ("enroll", "at"): "studies_at", ("enroll", "in"): "studies_at",
+                ("enrol", "at"): "studies_at", ("major", "in"): None, ("be", "from"): "from", ("come", "from"): "from",
+                ("grow", "in"): "grew_up_in", ("work", "on"): "works_on", ("join", "at"): "works_at"}
+_ATTRIBUTE_KEYS = {("work", "as"): "occupation", ("major", "in"): "studies"}
+_TARGET_TYPES = {"lives_in": "place", "moved_from": "place", "from": "place", "grew_up_in": "place",
+                 "works_at": "organization", "volunteers_at": "organization", "studies_at": "organization",
+                 "member_of": "organization", "works_on": "project"}
+_WHY = {"lives_in": "place where {who} lives", "moved_from": "place {who} moved from", "from": "where {who} is from",
+        "grew_up_in": "where {who} grew up", "works_at": "organization where {who} works",
+        "volunteers_at": "organization where {who} volunteers", "studies_at": "where {who} studies",
+        "member_of": "group {who} belongs to", "works_on": "project {who} works on"}
+_BUILD_VERBS = {"build", "develop", "design", "launch", "lead", "run", "create", "found", "start", "code",
+                "write", "ship", "release", "train", "maintain", "manage"}
+_JOB_NOUNS = {"job", "work", "internship", "position", "role", "office", "shift", "placement"}
+
+
+def _target_name(pobj) -> str | None:
+    if pobj is None or pobj.pos_ != "PROPN" or not pobj.text[:1].isupper():
+        return None
+    name = _full_name(pobj)
+    return name if _looks_like_name(name) and name.lower() not in NOT_NAMES else None
+
+
+def _relate(book: ProfileBook, who: Entity, predicate: str, pobj, source_id: str) -> bool:
+    name = _target_name(pobj)
+    if name is None:
+        return False
+    why = _WHY[predicate].format(who=who.name) + f' ("{_shorten(pobj.sent.text, 80)}")'
+    ent_type = _TARGET_TYPES[predicate]
+    # "I live in Porto": a place keeps the NER's finer guess only when that guess is a place too
+    target = book.entity(name, ent_type, source_id, pobj.sent.text, why=why)
+    book.relation(who, predicate, target.name, source_id)
+    return True
+
+
+def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source_id: str) -> None:
+    """Patterns of a verb whose subject is ``who`` (the speaker for I/we, else a named person)."""
     lemma = verb.lemma_.lower()
     children = list(verb.children)
     negated = any(c.dep_ == "neg" for c in children)
-    conditional = any(c.lower_ in ("would", "'d") for c in children)
+    conditional = any(c.lower_ in ("would", "'d", "might", "could") for c in children) or _hedged(verb)
+    future = any(c.dep_ == "aux" and c.lower_ in ("will", "'ll", "shall", "gonna") for c in children)
+    is_speaker = who is speaker
     if lemma in _LIKE and not conditional:
         obj = next((c for c in children if c.dep_ in ("dobj", "xcomp", "ccomp")), None)
         if obj is not None and obj.lower_ not in _VAGUE_OBJECTS and obj.pos_ != "PRON":
             key = _LIKE[lemma]
             if negated:
                 key = "dislikes" if key == "likes" else "likes"
-            book.attribute(speaker, key, _phrase(obj), source_id)
+            name = _target_name(obj)
+            target = book.entity(name, "other", source_id, obj.sent.text).name if name else _phrase(obj)
+            if target and len(target.split()) <= 6:
+                book.relation(who, key, target, source_id)
         return
-    if (lemma in _WISH or (lemma in ("love", "like") and conditional)) and not negated:
+    if not is_speaker:
+        pass
+    elif (lemma in _WISH or (lemma in ("love", "like") and conditional)) and not negated:
         obj = next((c for c in children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
         if obj is not None and obj.lemma_ not in _TALK_VERBS:
             book.attribute(speaker, _WISH.get(lemma, "wants"), _phrase(obj, 10), source_id)
         return
-    if lemma == "go" and verb.tag_ == "VBG" and any(c.dep_ == "aux" and c.lemma_ == "be" for c in children):
+    elif lemma == "go" and verb.tag_ == "VBG" and any(c.dep_ == "aux" and c.lemma_ == "be" for c in children):
         obj = next((c for c in children if c.dep_ == "xcomp" and c.pos_ == "VERB"), None)
         if obj is not None and not negated and obj.lemma_ not in _TALK_VERBS:
             book.attribute(speaker, "plans", _phrase(obj, 10), source_id)
         return
-    if lemma in ("study", "learn", "teach", "play") and not negated:
+    elif lemma in ("study", "learn", "teach", "play") and not negated:
         obj = next((c for c in children if c.dep_ == "dobj"), None)
-        if obj is not None and obj.pos_ != "PRON" and obj.lower_ not in _VAGUE_OBJECTS:
+        if obj is not None and obj.pos_ != "PRON" and obj.lower_ not in _VAGUE_OBJECTS and obj.pos_ != "PROPN":
             key = {"study": "studies", "learn": "learning", "teach": "teaches", "play": "plays"}[lemma]
             book.attribute(speaker, key, _phrase(obj, 6), source_id)
-    if lemma == "be" and not negated:
+    if negated or conditional or future:
+        return
+    if lemma == "be":
         for c in children:
             if c.dep_ == "attr" and c.pos_ == "NOUN":
                 of = next((g for g in c.children if g.dep_ == "prep" and g.lower_ == "of"), None)
                 if c.lemma_ == "fan" and of is not None:
                     pobj = next((g for g in of.children if g.dep_ == "pobj"), None)
                     if pobj is not None:
-                        book.attribute(speaker, "likes", _phrase(pobj), source_id)
-                elif c.lemma_ not in _NOT_IDENTITY and any(
+                        name = _target_name(pobj)
+                        book.relation(who, "likes", book.entity(name, "other", source_id).name if name
+                                      else _phrase(pobj), source_id)
+                elif c.lemma_ == "member" and of is not None:
+                    _relate(book, who, "member_of", next((g for g in of.children if g.dep_ == "pobj"), None), source_id)
+                elif c.lemma_ not in _NOT_IDENTITY and c.lemma_ not in ROLE_PREDICATES and any(
                         g.dep_ == "det" and g.lower_ in ("a", "an") for g in c.children):
-                    book.attribute(speaker, "is", _phrase(c, 6), source_id)
-            if c.dep_ == "acomp" and c.lemma_ in ("passionate", "interested", "into"):
+                    if is_speaker:
+                        book.attribute(speaker, "is", _phrase(c, 6), source_id)
+                    # "I'm a nurse at Cedar Clinic", "I'm a student at Porto Polytechnic"
+                    for prep in (g for g in c.children if g.dep_ == "prep" and g.lower_ in ("at", "for", "with")):
+                        pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
+                        _relate(book, who, "studies_at" if c.lemma_ in ("student", "undergrad", "phd")
+                                else "works_at", pobj, source_id)
+            if c.dep_ == "acomp" and c.lemma_ in ("passionate", "interested", "into") and is_speaker:
                 prep = next((g for g in c.children if g.dep_ == "prep"), None)
                 pobj = next((g for g in prep.children if g.dep_ == "pobj"), None) if prep is not None else None
                 if pobj is not None:
                     book.attribute(speaker, "interests", _phrase(pobj), source_id)
+    # "I joined the Harbor Striders", "I'm building Atlas", "we're calling it MedKG"
+    dobj = next((c for c in children if c.dep_ == "dobj"), None)
+    if lemma == "join" and dobj is not None:
+        _relate(book, who, "member_of", dobj, source_id)
+    elif lemma in _BUILD_VERBS and dobj is not None and dobj.ent_type_ not in ("PERSON", "GPE", "LOC", "DATE"):
+        _relate(book, who, "works_on", dobj, source_id)
+    elif lemma in ("call", "name") and dobj is not None and dobj.lower_ == "it":
+        oprd = next((c for c in children if c.dep_ in ("oprd", "xcomp", "attr", "npadvmod") and c.pos_ == "PROPN"), None)
+        if oprd is not None:
+            _relate(book, who, "works_on", oprd, source_id)
     for prep in (c for c in children if c.dep_ == "prep"):
-        key = _PLACE_VERBS.get((lemma, prep.lower_))
-        if key is None or negated:
-            continue
+        pair = (lemma, prep.lower_)
         pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
         if pobj is None or pobj.pos_ == "PRON" or pobj.ent_type_ in ("DATE", "TIME"):
             continue  # "I volunteered at yesterday's fair" names no place
-        value = _phrase(pobj, 6)
-        book.attribute(speaker, key, value, source_id)
-        if key in _RELATION_KEYS and pobj.pos_ == "PROPN":
-            name = _full_name(pobj)
-            ent_type = "organization" if key in ("works_at", "volunteers_at", "studies_at") else "place"
-            if _looks_like_name(name):
-                target = book.entity(name, ent_type, source_id, pobj.sent.text)
-                book.relation(speaker, key, target.name, source_id)
+        if pair in _ATTRIBUTE_KEYS and is_speaker:
+            book.attribute(speaker, _ATTRIBUTE_KEYS[pair], _phrase(pobj, 6), source_id)
+            continue
+        key = _PLACE_VERBS.get(pair)
+        if key is None:
+            continue
+        if not _relate(book, who, key, pobj, source_id) and is_speaker and key != "works_on":
+            book.attribute(speaker, key, _phrase(pobj, 6), source_id)  # "I live in a small town"
+
+
+def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
+    """"at my job at Northwind", "my new position at Globex": works_at without a work verb."""
+    for tok in doc:
+        if tok.lemma_.lower() in _JOB_NOUNS and any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children):
+            for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ in ("at", "with", "for")):
+                _relate(book, speaker, "works_at", next((g for g in prep.children if g.dep_ == "pobj"), None),
+                        source_id)
+
+
+def _subject_entity(book: ProfileBook, verb, speaker: Entity, other: str | None, source_id: str) -> Entity | None:
+    subj = subject_of(verb)
+    if subj is None:
+        return None
+    if is_first_person(subj):
+        return speaker
+    if subj.lower_ == "you":
+        return None  # what the listener does is mostly asked or praised, not stated
+    return _owner(book, subj, speaker, other, source_id)
 
 
 def extract_entities(batch: Batch, docs: list) -> list[Entity]:
-    """Profiles for the batch: one per speaker and per named thing, with attributes and relations."""
+    """Profiles for the batch: one per speaker and per named thing, with attributes, relations and facts."""
     book = ProfileBook(batch)
+    ref = parse_datetime(batch.session_time) if batch.session_time else None
     for utt, doc in zip(batch.utterances, docs):
         speaker = book.entity(utt.speaker, "person", utt.id)
+        others = [s for s in book.speakers if s != utt.speaker]
+        other = others[0] if len(others) == 1 else None
         in_entity: set[int] = set()
         for ent in doc.ents:
             in_entity.update(range(ent.start, ent.end))
             if ent.label_ not in NER_TYPES:
                 continue
             name = clean_name(ent.text)
-            if _looks_like_name(name):
+            if _looks_like_name(name) and name.lower() not in NOT_NAMES:
                 book.entity(name, NER_TYPES[ent.label_], utt.id, ent.sent.text)
         # Proper nouns the NER missed (projects, pets, nicknames); finalize keeps those that recur.
         run: list = []
@@ -340,8 +600,15 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
                 if _looks_like_name(name) and name.lower() not in NOT_NAMES:
                     book.entity(name, "other", utt.id, run[0].sent.text)
                 run = []
-        _possessive_patterns(book, doc, speaker, utt.id)
+        _noun_patterns(book, doc, speaker, other, utt.id)
+        _job_patterns(book, doc, speaker, utt.id)
         for tok in doc:
-            if tok.pos_ in ("VERB", "AUX") and tok.dep_ not in ("aux", "auxpass") and is_first_person(subject_of(tok)):
-                _verb_patterns(book, tok, speaker, utt.id)
+            if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass") or tok.sent.text.rstrip().endswith("?"):
+                continue
+            who = _subject_entity(book, tok, speaker, other, utt.id)
+            if who is not None and who.type in ("person", "other"):
+                _verb_patterns(book, tok, who, speaker, utt.id)
+        spans = find_time_expressions(utt.text, ref) if ref else []
+        for fact in facts_of_doc(doc, utt.speaker, other, utt.id, spans):
+            book.attribute(speaker, FACT_KEY, fact.text, utt.id)
     return book.entities()

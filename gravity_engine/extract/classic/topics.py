@@ -1,8 +1,12 @@
 """Topic arcs across the whole conversation: cluster utterance embeddings, label clusters by their
 distinctive words, and follow each cluster session by session.
 
-Every text a topic holds (summary, key facts, arc states) is an utterance or a sentence of one,
-prefixed by its speaker, so it can be checked against the ids it cites.
+Texts are written from the topic's atomic facts (``facts.py``: "Caroline is researching adoption
+agencies") when the extractor gave any: key facts are the most central and specific facts, the
+summary says who talks about what ("Caroline and Melanie talk about adoption agencies: ..."), and
+each arc state lists that session's facts. Without facts (or for a session with none) a sentence of
+the most central utterance, prefixed by its speaker, stands in. Labels are the cluster's most
+distinctive noun phrase from the parse ("adoption agencies"), else its top keywords.
 """
 
 from __future__ import annotations
@@ -139,12 +143,19 @@ def cluster_utterances(vectors: np.ndarray, sessions: list[str]) -> np.ndarray:
     return AgglomerativeClustering(n_clusters=min(_n_clusters(n), n), linkage="ward").fit_predict(smoothed)
 
 
-def build_topics(conversation: Conversation,
-                 embed: Callable[[list[str]], np.ndarray]) -> tuple[list[Topic], dict[str, str]]:
+def build_topics(conversation: Conversation, embed: Callable[[list[str]], np.ndarray],
+                 facts: list[KeyFact] | None = None,
+                 chunks: dict[str, list[str]] | None = None) -> tuple[list[Topic], dict[str, str]]:
     """Topic arcs of the conversation and a map utterance id -> topic id.
 
-    ``embed`` takes a list of texts and returns their normalized vectors (one batched call).
+    ``embed`` takes a list of texts and returns their normalized vectors (one batched call);
+    ``facts`` are atomic facts citing utterances, ``chunks`` noun phrases per utterance id.
     """
+    facts_by_utt: dict[str, list[KeyFact]] = defaultdict(list)
+    for fact in facts or []:
+        for sid in fact.source_ids[:1]:
+            facts_by_utt[sid].append(fact)
+    chunks = chunks or {}
     stop = _stopwords(conversation.speakers)
     order = {s.id: k for k, s in enumerate(conversation.sessions)}
     session_time = {s.id: s.timestamp for s in conversation.sessions}
@@ -161,6 +172,8 @@ def build_topics(conversation: Conversation,
     clusters.sort(key=lambda idx: (order.get(utts[idx[0]].session_id, 0), idx[0]))
     keywords = _keywords([" ".join(utts[i].display_text() for i in idx) for idx in clusters], stop)
     names = proper_nouns([u.display_text() for u in utts], stop)
+    phrase_labels = _phrase_labels([[p for i in idx for p in chunks.get(utts[i].id, [])] for idx in clusters],
+                                   stop, keywords)
     last_sessions = {s.id for s in conversation.sessions[-2:]}
     topics: list[Topic] = []
     assignment: dict[str, str] = {}
@@ -176,7 +189,9 @@ def build_topics(conversation: Conversation,
         for sid in sorted(by_session, key=lambda s: order.get(s, 0)):
             in_session = by_session[sid]
             best = max(in_session, key=lambda i: score[i])
-            arc.append(TopicSession(session_id=sid, date=session_time.get(sid), state=_said(utts[best]),
+            session_facts = _ranked_facts(sorted(in_session, key=lambda i: -score[i]), utts, facts_by_utt, 2)
+            state = "; ".join(f.text for f in session_facts) if session_facts else _said(utts[best])
+            arc.append(TopicSession(session_id=sid, date=session_time.get(sid), state=state,
                                     mentions=len(in_session), source_ids=[utts[i].id for i in in_session]))
         if _FINISHED.search(arc[-1].state):
             status = "resolved"
@@ -185,17 +200,70 @@ def build_topics(conversation: Conversation,
         else:
             status = "dormant"
         speakers = Counter(utts[i].speaker for i in idx)
-        label = label_from(words, names) if words else _shorten(utts[central[0]].text, 40)
+        label = phrase_labels[number - 1] or (words[0] if words else _shorten(utts[central[0]].text, 40))
+        people = [s for s, _ in speakers.most_common()]
+        key_facts = _ranked_facts(central, utts, facts_by_utt, 5)
+        if key_facts:
+            who = " and ".join(people[:2]) if len(people) <= 2 else ", ".join(people[:-1]) + " and " + people[-1]
+            summary = f"{who} talk about {label}: " + "; ".join(f.text for f in key_facts[:3]) + "."
+        else:
+            key_facts = _key_facts([utts[i] for i in central[:10]], words)
+            summary = " ".join(_said(utts[i], 160) for i in central[:2])
         topics.append(Topic(
-            id=topic_id, label=label, keywords=words,
-            summary=" ".join(_said(utts[i], 160) for i in central[:2]),
-            key_facts=_key_facts([utts[i] for i in central[:10]], words),
-            participants=[s for s, _ in speakers.most_common()],
+            id=topic_id, label=label, keywords=words, summary=summary, key_facts=key_facts,
+            participants=people,
             sessions=arc, status=status, source_ids=[utts[i].id for i in sorted(idx)],
         ))
         for i in idx:
             assignment[utts[i].id] = topic_id
     return topics, assignment
+
+
+_SPECIFIC = re.compile(r"\d|\s[A-Z][a-z]")
+
+
+def _ranked_facts(central: list[int], utts: list[Utterance], facts_by_utt: dict[str, list[KeyFact]],
+                  limit: int) -> list[KeyFact]:
+    """Facts of the most central utterances first, the more specific (names, numbers, dates) first
+    within a rank band, one per utterance until each central utterance had its turn."""
+    scored: list[tuple[float, int, KeyFact]] = []
+    for rank, i in enumerate(central):
+        for k, fact in enumerate(facts_by_utt.get(utts[i].id, [])):
+            specific = len(_SPECIFIC.findall(fact.text[1:]))
+            scored.append((rank / 3.0 + 2.0 * k - 0.5 * min(specific, 3), rank, fact))
+    out: list[KeyFact] = []
+    seen: set[str] = set()
+    for _, _, fact in sorted(scored, key=lambda t: (t[0], t[1])):
+        if fact.text.lower() in seen:
+            continue
+        seen.add(fact.text.lower())
+        out.append(KeyFact(text=fact.text, source_ids=list(fact.source_ids)))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _phrase_labels(phrases: list[list[str]], stop: frozenset[str], keywords: list[list[str]]) -> list[str]:
+    """Per cluster, its most distinctive noun phrase (frequent here, rare in other clusters), or ""."""
+    df: Counter = Counter()
+    counts = [Counter(p for p in ps if any(w.lower() not in stop for w in p.split())
+                      and not all(w.lower() in stop or w.lower() in CHAT_WORDS for w in p.split())) for ps in phrases]
+    for c in counts:
+        df.update(set(c))
+    n = max(1, len(counts))
+    labels: list[str] = []
+    for c, words in zip(counts, keywords):
+        terms = {w for k in words for w in k.split()}
+        best, best_score = "", 0.0
+        for phrase, count in c.items():
+            hit = bool(set(phrase.lower().split()) & terms)
+            if count < 2 and not hit:
+                continue
+            value = count * math.log(1 + n / df[phrase]) * (2.0 if hit else 1.0) * (1.3 if " " in phrase else 1.0)
+            if value > best_score:
+                best, best_score = phrase, value
+        labels.append(best)
+    return labels
 
 
 def _key_facts(central: list[Utterance], keywords: list[str], limit: int = 5) -> list[KeyFact]:
