@@ -15,7 +15,9 @@ from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = 1
 
-Granularity = Literal["day", "week", "month", "season", "year", "range", "unknown"]
+# "before" / "after": nothing more precise was said than the tense, so the session day is a bound:
+# date_start == date_end == the session day, read "on or before" (a past event) or "on or after" (a plan).
+Granularity = Literal["day", "week", "month", "season", "year", "range", "before", "after", "unknown"]
 TopicStatus = Literal["ongoing", "resolved", "dormant"]
 
 
@@ -102,6 +104,10 @@ class Event(BaseModel):
     def date_label(self) -> str:
         if not self.date_start:
             return self.when_text or "date unknown"
+        if self.granularity == "before":
+            return f"on or before {self.date_end or self.date_start}"
+        if self.granularity == "after":
+            return f"on or after {self.date_start}"
         if self.date_end and self.date_end != self.date_start:
             return f"{self.date_start}..{self.date_end}"
         return self.date_start

@@ -176,11 +176,14 @@ def test_events_carry_ranges_participants_and_places(built):
     assert glaze.what.startswith("Priya is planning to glaze") and glaze.date_start == "2023-06-05"
 
 
-def test_an_undated_past_event_keeps_no_date(built):
+def test_an_undated_past_event_gets_the_session_day_as_an_upper_bound(built):
     _, anchors = built
     finished = next(v for v in anchors.events if v.source_ids == ["s3:1"])
     assert finished.what.startswith("Priya finished glazing")
-    assert finished.date_start is None and finished.granularity == "unknown" and finished.when_text == ""
+    assert (finished.date_start, finished.date_end, finished.granularity, finished.when_text) == (
+        "2023-07-01", "2023-07-01", "before", "")
+    assert finished.date_label() == "on or before 2023-07-01"
+    assert all(v.date_start for v in anchors.events)  # every event has a date or a bound
 
 
 def test_questions_and_small_talk_make_no_events(built):

@@ -1,10 +1,13 @@
 """Event records from one batch: clauses that carry a temporal expression, and first-person
 eventive clauses ("I adopted a puppy", "we're going to Paris"), reworded in the third person.
 
-Dates: a clause with an expression gets the expression's span, resolved against the session time.
-A clause without one keeps ``date_start`` None and granularity "unknown" — a past-tense verb says
-only "before this session" — except two cases clearly tied to the session: "now / currently /
-right now / at the moment" (the session day) and "just" with a past verb (the week up to it).
+Dates: a clause with an expression gets the expression's span, resolved against the session time
+(``timeparse`` reads the sentence's tense: "in May" said with a past verb is the last May, with a
+future one the next). A clause without one gets what its tense honestly says, with ``when_text``
+left empty (nothing was said): "now / currently / right now / at the moment" and the progressive
+give the session day; "just" with a past verb the week up to it; any other past verb the bound
+"on or before the session day" (granularity "before", date_start == date_end == session day); a
+future one "on or after" it (granularity "after"). Without a session time the date stays unknown.
 """
 
 from __future__ import annotations
@@ -238,5 +241,9 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
             elif near is not None:
                 event.when_text = near[0]
                 event.date_start, event.date_end, event.granularity = near[1].isoformat(), near[2].isoformat(), near[3]
+            elif ref is not None:
+                bound = "after" if tense == "future" else "day" if tense in ("progressive", "present") else "before"
+                event.date_start = event.date_end = ref.isoformat()
+                event.granularity = bound
             events.append(event)
     return events
