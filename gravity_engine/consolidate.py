@@ -119,10 +119,12 @@ def _first_name_merges(entities: list[Entity], speakers: list[str]) -> list[Enti
     persons = [e for e in entities if e.type == "person"]
     speaker_keys = {name_key(s) for s in speakers}
     full_by_first: dict[str, list[Entity]] = {}
+    full_by_last: dict[str, list[Entity]] = {}
     for e in persons:
         words = name_key(e.name).split()
         if len(words) > 1:
             full_by_first.setdefault(words[0], []).append(e)
+            full_by_last.setdefault(words[-1], []).append(e)
     # A first word that also starts a non-person name ("Cedar" of "Cedar Valley Clinic") is ambiguous.
     other_firsts = {name_key(e.name).split()[0] for e in entities
                     if e.type != "person" and " " in name_key(e.name)}
@@ -134,8 +136,11 @@ def _first_name_merges(entities: list[Entity], speakers: list[str]) -> list[Enti
             continue
         target, reason = None, ""
         candidates = full_by_first.get(key, [])
+        by_last = full_by_last.get(key, [])
         if len(candidates) == 1 and (e.type == "person" or key not in other_firsts):
             target, reason = candidates[0], "first name of a full name"
+        elif not candidates and len(by_last) == 1 and e.type == "person" and key not in speaker_keys:
+            target, reason = by_last[0], "surname of a full name"  # "Professor Reyes" -> Lucia Reyes
         elif e.type == "person" and len(key) >= 3 and key not in speaker_keys:
             prefixed = [p for p in persons if p is not e and name_key(p.name) in speaker_keys
                         and name_key(p.name).startswith(key)]

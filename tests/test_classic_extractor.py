@@ -4,6 +4,7 @@ attributes and relations, dated events, topic arcs across sessions, and a full b
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 import pytest
 
@@ -285,3 +286,141 @@ def test_titles_are_not_entities_and_do_not_stick_to_names():
 
     assert clean_name("Dr. Lena Ortiz") == "Lena Ortiz"
     assert not _looks_like_name("Dr") and not _looks_like_name("Mrs")
+
+
+# --- patterns on short invented sentences -----------------------------------------------------------
+
+def _one_batch(lines: list[tuple[str, str]], when: str = "2023-05-08T10:00"):
+    from gravity_engine.extract.base import Batch
+    from gravity_engine.extract.classic.entities import extract_entities
+    from gravity_engine.extract.classic.nlp import parse
+
+    utts = [Utterance(id=f"u{i}", speaker=s, text=t, session_id="s1", timestamp=when) for i, (s, t) in enumerate(lines)]
+    batch = Batch(index=0, session_id="s1", session_time=when, speakers=sorted({s for s, _ in lines}), utterances=utts)
+    return {e.name: e for e in extract_entities(batch, parse([u.text for u in utts]))}
+
+
+def _facts(entity) -> dict[str, list[str]]:
+    return {a.value: a.source_ids for a in entity.attributes if a.key == "fact"}
+
+
+@pytest.mark.parametrize("said, fact", [
+    ("I'm a counselor.", "Nadia is a counselor"),
+    ("I have two kids.", "Nadia has two kids"),
+    ("I just started pottery!", "Nadia started pottery"),
+    ("My sister lives in Lisbon.", "Nadia's sister lives in Lisbon"),
+    ("I joined a choir yesterday.", "Nadia joined a choir on 7 May 2023"),
+    ("I met your brother at the market.", "Nadia met Omar's brother at the market"),
+    ("We're calling the robot Pip.", "Nadia and others are calling the robot Pip"),
+])
+def test_first_person_statements_become_third_person_facts(said, fact):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Nice.")])
+    assert _facts(profiles["Nadia"]) == {fact: ["u0"]}
+
+
+@pytest.mark.parametrize("said", ["That's great!", "I think so.", "I'm so happy for you!", "Did you go to the gym?",
+                                  "I might try painting.", "I think I'll go hiking.", "I had a great time.",
+                                  "If I get the job, I'll move to Oslo.", "Hey Omar!"])
+def test_chit_chat_questions_and_hedges_give_no_fact(said):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Nice.")])
+    assert not _facts(profiles["Nadia"])
+
+
+@pytest.mark.parametrize("said, subject, predicate, target, target_type", [
+    ("My cat Miso knocked over a plant.", "Nadia", "owns_pet", "Miso", "pet"),
+    ("Our dog Biscuit hates the rain.", "Nadia", "owns_pet", "Biscuit", "pet"),
+    ("We adopted a rabbit named Clover.", "Nadia", "owns_pet", "Clover", "pet"),
+    ("I work at Northwind Health.", "Nadia", "works_at", "Northwind Health", "organization"),
+    ("At my job at Globex we ship every Friday.", "Nadia", "works_at", "Globex", "organization"),
+    ("I'm working on Atlas this month.", "Nadia", "works_on", "Atlas", "project"),
+    ("I study at Porto Polytechnic.", "Nadia", "studies_at", "Porto Polytechnic", "organization"),
+    ("I live in Porto.", "Nadia", "lives_in", "Porto", "place"),
+    ("We moved to Lisbon last year.", "Nadia", "lives_in", "Lisbon", "place"),
+    ("I joined the Harbor Runners.", "Nadia", "member_of", "Harbor Runners", "organization"),
+    ("My manager Lena wants the report.", "Lena", "manager_of", "Nadia", None),
+    ("My sister Ana is visiting.", "Ana", "sister_of", "Nadia", None),
+    ("My husband Karim cooks on Sundays.", "Karim", "partner_of", "Nadia", None),
+    ("My friend Jo is in town.", "Jo", "friend_of", "Nadia", None),
+    ("My mom Rita called.", "Rita", "parent_of", "Nadia", None),
+])
+def test_relations_by_dependency_pattern_with_evidence(said, subject, predicate, target, target_type):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Nice.")])
+    assert _rels(profiles[subject])[(predicate, target)] == ["u0"]
+    # stored once: the target does not hold the inverse
+    assert not any(r.target == subject for r in profiles[target].relations)
+    if target_type:
+        assert profiles[target].type == target_type
+        assert any(a.key == "why" for a in profiles[target].attributes) and profiles[target].description
+
+
+def test_likes_takes_a_concept_target_and_conditions_give_no_relation():
+    profiles = _one_batch([("Nadia", "I love hiking. If I get the job, I'll move to Oslo."), ("Omar", "Nice.")])
+    assert _rels(profiles["Nadia"]) == {("likes", "hiking"): ["u0"]}
+
+
+def test_context_types_beat_the_tagger_and_junk_is_not_named():
+    profiles = _one_batch([("Nadia", "We use the app Pocket Notes. Fingers crossed! First Berlin, then Rome."),
+                           ("Omar", "The ML team met Dr. Lena Ortiz on 3 May.")])
+    assert profiles["Pocket Notes"].type == "product"
+    assert not {"ML", "First Berlin", "Dr", "Fingers", "3 May", "May"} & set(profiles)
+    assert "Berlin" in profiles and "Lena Ortiz" in profiles
+
+
+def test_context_type_outvotes_ner_across_batches():
+    from gravity_engine.anchors import Attribute, Entity
+    from gravity_engine.consolidate import consolidate_entities
+
+    ner = [Entity(id=f"a{i}", name="Biscuit", type="organization", mentions=3) for i in range(3)]
+    pet = Entity(id="b", name="Biscuit", type="pet", mentions=1, description="pet of Tom",
+                 attributes=[Attribute(key="why", value="pet of Tom", source_ids=["u1"])])
+    merged = consolidate_entities([[e] for e in ner] + [[pet]], ["Tom"])
+    assert merged[0].type == "pet" and merged[0].description == "pet of Tom"
+
+
+def test_a_name_talked_about_with_pet_words_is_the_owners_pet():
+    from gravity_engine.extract.classic import _pets_by_context
+    from gravity_engine.anchors import Entity
+
+    turns = [("Tom", "Biscuit got sick, so we took him to the vet."), ("Ana", "Oh no, how is Biscuit?"),
+             ("Tom", "Biscuit is better and wants his walks."), ("Ana", "Good dog."),
+             ("Tom", "Biscuit stole a sock again.")]
+    utts = [Utterance(id=f"u{i}", speaker=s, text=t, session_id="s1") for i, (s, t) in enumerate(turns)]
+    conversation = Conversation(id="c", sessions=[Session(id="s1", index=0, utterances=utts)], speakers=["Tom", "Ana"])
+    anchors = AnchorSet(entities=[Entity(id="t", name="Tom", type="person"), Entity(id="a", name="Ana", type="person"),
+                                  Entity(id="b", name="Biscuit", type="organization")])
+    _pets_by_context(anchors, conversation)
+    biscuit = next(e for e in anchors.entities if e.name == "Biscuit")
+    assert biscuit.type == "pet" and "pet of Tom" in biscuit.description
+    assert ("owns_pet", "Biscuit") in _rels(anchors.entities[0])
+
+
+def test_topic_labels_are_noun_phrases():
+    from gravity_engine.extract.classic.topics import _phrase_labels
+
+    labels = _phrase_labels([["adoption agencies", "adoption agencies", "week"], ["pottery class", "clay", "pottery class"]],
+                            frozenset({"week"}), [["adoption", "agencies"], ["pottery", "clay"]])
+    assert labels == ["adoption agencies", "pottery class"]
+
+
+@pytest.mark.parametrize("said, start, end", [
+    ("I moved there in May.", "2022-05-01", "2022-05-31"),  # said in March 2023, past tense: the last May
+    ("I will move there in May.", "2023-05-01", "2023-05-31"),  # future: the next May
+])
+def test_tense_decides_which_may(said, start, end):
+    from gravity_engine.timeparse import find_time_expressions
+
+    span = find_time_expressions(said, datetime(2023, 3, 10))[0]
+    assert (span.start.isoformat(), span.end.isoformat()) == (start, end)
+
+
+def test_spelled_dates_read_back():
+    from datetime import date as d
+
+    from gravity_engine.timeparse import SPELLED_DATE, TimeSpan, spell_span
+
+    cases = [(TimeSpan("yesterday", d(2023, 5, 7), d(2023, 5, 7), "day"), "on 7 May 2023"),
+             (TimeSpan("last month", d(2023, 4, 1), d(2023, 4, 30), "month"), "in April 2023"),
+             (TimeSpan("2022", d(2022, 1, 1), d(2022, 12, 31), "year"), "in 2022"),
+             (TimeSpan("last week", d(2023, 5, 1), d(2023, 5, 7), "week"), "between 1 and 7 May 2023")]
+    for span, text in cases:
+        assert spell_span(span) == text and SPELLED_DATE.fullmatch(text)

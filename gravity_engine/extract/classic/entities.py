@@ -49,7 +49,7 @@ NOT_NAMES = {
     "glad", "wanna", "gonna", "nah", "agreed", "bye", "welcome", "sorry", "please", "ya", "yup", "anyway", "fyi",
     "woohoo", "woo", "yikes", "ooh", "ahh", "phew", "tons", "lots", "kudos", "bravo", "whew", "geez", "damn",
     # titles: "Dr." before a name is part of how the person is called, never an entity of its own
-    "dr", "mr", "mrs", "ms", "mx", "prof", "sir", "madam",
+    "dr", "mr", "mrs", "ms", "mx", "prof", "sir", "madam", "professor", "doctor",
     # generic acronyms and words that name a kind of thing, not one thing
     "ml", "ai", "nlp", "llm", "llms", "qa", "ui", "ux", "api", "ceo", "cto", "cfo", "coo", "pm", "phd", "mri", "er",
     "icu", "gpu", "cpu", "auc", "tv", "pc", "faq", "diy", "asap", "lgbtq", "lgbt", "lgbtq+", "rsvp", "ok.", "usd",
@@ -265,7 +265,8 @@ _ORG_HEADS = {"clinic", "hospital", "institute", "university", "college", "schoo
               "ltd", "llc", "labs", "lab", "analytics", "polytechnic", "academy", "foundation", "bank", "corp",
               "company", "co", "agency", "association", "society", "council", "department", "ministry", "club",
               "center", "centre", "studio", "studios", "church", "gmbh", "partners", "systems", "technologies",
-              "striders", "league", "team", "museum", "library", "gallery", "shelter", "charity"}
+              "striders", "league", "team", "museum", "library", "gallery", "shelter", "charity", "gym", "fitness",
+              "pharmacy", "nursery", "vets", "cafe", "café", "bakery", "restaurant", "hotel", "school"}
 _PLACE_HEADS = {"street", "st", "avenue", "ave", "road", "park", "lake", "mountain", "mountains", "hill", "hills",
                 "gate", "beach", "river", "trail", "bay", "island", "islands", "valley", "market", "square",
                 "bridge", "coast", "city", "county", "village", "town", "falls", "canyon", "forest", "peak"}
@@ -314,15 +315,27 @@ def _name_of(token):
 
 
 def _full_name(token) -> str:
-    """A name token with its compound parts ("Mary Ann", "the Harbor Striders")."""
-    parts = [t for t in token.subtree if t.pos_ == "PROPN" and abs(t.i - token.i) <= 3
-             and (t.i == token.i or t.dep_ in ("compound", "flat", "nmod", "amod") or t.head.i != token.i)]
-    parts = [t for t in parts if t.dep_ != "appos" or t.i == token.i]
-    if not parts:
-        return clean_name(token.text)
-    lo, hi = min(t.i for t in parts), max(t.i for t in parts)
-    run = [t for t in token.doc[lo:hi + 1] if t.pos_ in ("PROPN", "ADP", "NOUN", "PUNCT") or t.i == token.i]
-    return clean_name(span_text(run if len(run) == hi - lo + 1 else sorted(parts, key=lambda t: t.i)))
+    """A name token with its compound parts ("Mary Ann", "the Harbor Striders", "University of Porto"),
+    never a following prepositional phrase ("Harbourside Pharmacy in Cardiff Bay" is two names)."""
+    doc = token.doc
+    lo = hi = token.i
+
+    def part(t) -> bool:
+        return (t.pos_ == "PROPN" or (t.text[:1].isupper() and t.pos_ in ("NOUN", "ADJ", "NUM"))) and \
+            t.sent.start == token.sent.start and not t.is_punct
+
+    while lo - 1 >= token.sent.start and part(doc[lo - 1]) and lo - 1 <= doc[lo - 1].head.i <= token.i:
+        lo -= 1
+    while hi + 1 < token.sent.end and part(doc[hi + 1]) and (doc[hi + 1].head.i == token.i or doc[hi].head.i == hi + 1
+                                                             or doc[hi + 1].dep_ in ("compound", "flat")):
+        hi += 1
+    # "University of Calderbrook", "Bank of America": "of" + a capitalised name inside an organisation
+    if hi + 2 < token.sent.end and doc[hi + 1].lower_ == "of" and part(doc[hi + 2]) and \
+            doc[lo].lower_ in _ORG_HEADS | {"university", "bank", "tower", "museum", "institute", "school", "city"}:
+        hi += 2
+        while hi + 1 < token.sent.end and part(doc[hi + 1]):
+            hi += 1
+    return clean_name(span_text(list(doc[lo:hi + 1])))
 
 
 def _quote(doc, a, b) -> str:
@@ -610,5 +623,12 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
                 _verb_patterns(book, tok, who, speaker, utt.id)
         spans = find_time_expressions(utt.text, ref) if ref else []
         for fact in facts_of_doc(doc, utt.speaker, other, utt.id, spans):
-            book.attribute(speaker, FACT_KEY, fact.text, utt.id)
+            holder = speaker
+            if fact.about:
+                if not _looks_like_name(fact.about) or fact.about.lower() in NOT_NAMES:
+                    continue
+                holder = book.entity(fact.about, "person", utt.id, fact.text)
+                if holder.type not in ("person", "pet", "other"):
+                    continue
+            book.attribute(holder, FACT_KEY, fact.text, utt.id)
     return book.entities()

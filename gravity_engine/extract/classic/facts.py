@@ -75,7 +75,8 @@ class Fact:
     speaker: str
     score: float  # specificity: names, numbers and dates count most
     verb: str  # lemma of the clause's verb
-    subject_kind: str  # "i" | "we" | "my" | "implicit"
+    subject_kind: str  # "i" | "we" | "my" | "implicit" | "name"
+    about: str = ""  # the named person a "name" fact is about (stored on that profile)
 
 
 class _Lit:
@@ -107,6 +108,11 @@ def fact_subject(verb):
         return subj, "we"
     if subj.pos_ == "NOUN" and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in subj.children):
         return subj, "my"
+    # "Theo is a history teacher", "Marcus coaches at Ironwood": a named person, not the first word
+    # of a sentence unless the NER calls it a person.
+    if subj.pos_ == "PROPN" and subj.text[:1].isupper() and subj.ent_type_ in ("PERSON", "") and (
+            subj.i > subj.sent.start or subj.ent_type_ == "PERSON"):
+        return subj, "name"
     return None, ""
 
 
@@ -260,8 +266,15 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
         if key in seen or len(text.split()) < 3:
             continue
         seen.add(key)
+        about = ""
+        if kind == "name":
+            from .entities import _full_name
+
+            about = _full_name(subj)
+            if about.lower() in (speaker.lower(), (other or "").lower()) or not about:
+                continue  # what the listener did is asked or praised; the speaker is "I"
         found.append(Fact(text=text, source_id=source_id, speaker=speaker, score=score + (1.0 if dated else 0.0),
-                          verb=lemma, subject_kind=kind))
+                          verb=lemma, subject_kind=kind, about=about))
     found.sort(key=lambda f: -f.score)
     return found[:MAX_FACTS_PER_UTTERANCE]
 
