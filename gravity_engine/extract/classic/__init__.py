@@ -180,7 +180,7 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
     speakers = {s.lower() for s in conversation.speakers}
     utts = list(conversation.utterances())
     for e in anchors.entities:
-        if e.type in ("pet",) or e.name.lower() in speakers or " " in e.name or any(a.key == "why" for a in e.attributes):
+        if e.type in ("pet", "place", "event", "project") or e.name.lower() in speakers or " " in e.name or any(a.key == "why" for a in e.attributes):
             continue
         name = re.compile(rf"\b{re.escape(e.name)}\b")
         cued: list[str] = []

@@ -380,6 +380,17 @@ def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_i
     return None
 
 
+def _name_before_comma(tok):
+    """The capitalised word before "X, the <modifiers> <tok>" (the parser often misses this apposition)."""
+    k = tok.i - 1
+    while k > tok.sent.start and (tok.doc[k].pos_ in ("DET", "ADJ", "NOUN", "VERB", "PRON") and tok.doc[k].dep_ in (
+            "det", "amod", "compound", "npadvmod", "poss", "nmod") or tok.doc[k].text == "-"):
+        k -= 1
+    if k - 1 > tok.sent.start and tok.doc[k].text == "," and tok.doc[k - 1].text[:1].isupper():
+        return tok.doc[k - 1]
+    return None
+
+
 def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """Naming patterns around a noun: "my sister Anna", "our dog Biscuit", "my running club, the Harbor
     Striders", "the model MedLLM", "Anna is my sister"."""
@@ -397,6 +408,8 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             subj = next((c for c in tok.head.children if c.dep_ == "nsubj"), None)
             if subj is not None and subj.pos_ == "PROPN":
                 name_tok = subj
+        if name_tok is None and kind in ("product", "project"):
+            name_tok = _name_before_comma(tok)  # "MedLLM, the medical question-answering model"
         if name_tok is None:
             if kind == "pet" and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.children):
                 book.attribute(speaker, "pet", tok.text, source_id)
@@ -616,7 +629,8 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
         _noun_patterns(book, doc, speaker, other, utt.id)
         _job_patterns(book, doc, speaker, utt.id)
         for tok in doc:
-            if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass") or tok.sent.text.rstrip().endswith("?"):
+            if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass", "xcomp") or \
+                    tok.sent.text.rstrip().endswith("?"):
                 continue
             who = _subject_entity(book, tok, speaker, other, utt.id)
             if who is not None and who.type in ("person", "other"):
@@ -627,7 +641,7 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
             if fact.about:
                 if not _looks_like_name(fact.about) or fact.about.lower() in NOT_NAMES:
                     continue
-                holder = book.entity(fact.about, "person", utt.id, fact.text)
+                holder = book.entity(fact.about, "other", utt.id, fact.text)
                 if holder.type not in ("person", "pet", "other"):
                     continue
             book.attribute(holder, FACT_KEY, fact.text, utt.id)
