@@ -8,9 +8,10 @@
   drop the articles a/an/the, drop a possessive or plain plural "s"); a part is present when its
   tokens occur as one contiguous run inside one context line (memory or anchor line). So
   "7 May 2023" is covered by "(7 May 2023)" but not by "17 May" plus a "2023" elsewhere. Host alone
-  and host + anchors get the SAME total token budget: with Gravity the anchor blocks (at most
-  ``anchor_share`` of it, lowest-ranked anchors dropped to fit) take part of the budget and the
-  memories fill the rest (the fused top-k first, then the host's own ranking).
+  and host + anchors get the SAME total token budget: with Gravity the anchor lines (at most
+  ``anchor_share`` of it, packed best first) take part of the budget and the memories fill the rest
+  (the fused top-k first, then the host's own ranking). ``additive`` is the method's mode instead:
+  the same memories' budget on both sides and the anchors on top (``query/session.py``).
 * **temporal grounding** (LoCoMo category 2): the share of questions whose gold date lies in the
   resolved date range of an injected event, counting only events whose range is at most 6 days
   wider than the gold period (a "2023" event does not ground "7 May 2023"); gold answers with no
@@ -32,6 +33,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -42,8 +44,8 @@ from .embed import Embedder
 from .errors import InputError
 from .hosts.base import Host, Memory
 from .query.config import FULL, Mode, QueryConfig
-from .query.inject import InjectedContext, count_tokens, fit_context
-from .query.pipeline import GravityQuery, GravityResult, fuse, host_search_many, memory_key
+from .query.pipeline import GravityQuery, GravityResult
+from .query.session import Budget, HostSession, run_question
 from .query.text import normalize_token
 from .store import ANCHORS_FILE, AnchorStore
 
@@ -68,9 +70,15 @@ def gold_parts(gold: str) -> list[str]:
     return [" ".join(toks) for toks in (answer_tokens(p) for p in parts) if toks]
 
 
+@lru_cache(maxsize=100_000)
+def normalized_line(line: str) -> str:
+    """One context line as the coverage rule reads it (memory lines recur across questions: cached)."""
+    return " " + " ".join(answer_tokens(line)) + " "
+
+
 def _norm_text(lines: list[str]) -> str:
     """The context as one normalized token stream; lines are kept apart so no part spans two of them."""
-    return "\n".join(" " + " ".join(answer_tokens(line)) + " " for line in lines)
+    return "\n".join(normalized_line(line) for line in lines)
 
 
 def context_covers(gold: str, text: str) -> bool | None:
@@ -119,25 +127,14 @@ class MeasureRow(BaseModel):
 @dataclass
 class MeasureSettings:
     budget: int = 1000  # total context tokens, the same with and without Gravity
-    anchor_share: float = 0.3  # most of the budget anchors may take (0.2, 0.3, 0.5 tried on conv-26; 0.3 best)
+    anchor_share: float = 0.4  # most of the budget anchors may take
     k: int = 10  # recall@k and the host's k for fusion
     pool: int = 60  # memories fetched to fill the budget
+    additive: bool = False  # the method's mode: ``budget`` tokens of memories on both sides, anchors on top
     config: QueryConfig = field(default_factory=lambda: FULL)
 
-
-def _fill(memories: list[Memory], budget: int, host: Host, cost: dict) -> tuple[list[str], int]:
-    lines, used = [], 0
-    for m in memories:
-        key = memory_key(m)
-        if key not in cost:
-            line = host.format_memories([m]).removeprefix("- ")
-            cost[key] = (line, count_tokens(line) + 1)
-        line, n = cost[key]
-        if used + n > budget:
-            break
-        lines.append(line)
-        used += n
-    return lines, used
+    def as_budget(self) -> Budget:
+        return Budget(total=self.budget, anchor_share=self.anchor_share, additive=self.additive, pool=self.pool)
 
 
 def _recall(evidence: list[str], memories: list[Memory]) -> float | None:
@@ -179,6 +176,12 @@ def path_ms(g: GravityResult) -> tuple[float, float]:
     return total, total - t.get("embed", 0.0)
 
 
+def injected_events(g: GravityResult) -> list:
+    """The event anchors whose lines are in the injected context."""
+    shown = set(g.context.anchor_ids.get("events", []))
+    return [a for a in g.selected.get("events", []) if a.id in shown]
+
+
 def measure_conversation(store: AnchorStore, host: Host, questions: list[Question], dataset: str = "locomo",
                          settings: MeasureSettings | None = None, embedder: Embedder | None = None,
                          progress: Progress | None = None, done_before: int = 0, total: int | None = None,
@@ -189,61 +192,38 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
     settings = settings or MeasureSettings()
     config = settings.config
     gq = gravity or GravityQuery(store, embedder, config)
-    host.ingest(store.conversation)
-    cost: dict = {}
+    session = HostSession(host, store.conversation, gq.embedder)
+    budget = settings.as_budget()
+    # Every question embedded in one encoder call; the path and the host then reuse the vectors.
+    texts = [q.question for q in questions]
+    vectors = gq.embedder.encode(texts) if texts else None
+    cache: dict = {}
     rows: list[MeasureRow] = []
     total = total or len(questions)
-    clock = time.perf_counter
+    k = settings.k
     for i, q in enumerate(questions):
         gold = "" if q.answer is None else str(q.answer)
-        k = settings.k
-        # Timed at k, as the host searches when answering; the deeper pool search only fills the budget.
-        t0 = clock()
-        host.search(q.question, k)
-        host_ms = (clock() - t0) * 1000
-        original = host.search(q.question, settings.pool)
-        # Run right after the host's search, so both times are taken under the same machine load.
-        g = gq.run(q.question, q.question_date, config)
-        fused = original
-        expanded_ms = None
-        if g.expansions and not getattr(host, "query_independent", False):
-            t0 = clock()
-            expanded = host_search_many(host, [e.query for e in g.expansions], k)
-            expanded_ms = (clock() - t0) * 1000
-            lists = [original[:k]] + expanded
-            top = [m for m, _, _ in fuse(lists, config.fusion_weights(len(lists) - 1), k, config.rrf_c)]
-            seen = {memory_key(m) for m in top}
-            # The host returns k; past them the budget is filled from its own ranking, as for the host alone.
-            fused = top + [m for m in original if memory_key(m) not in seen]
-        host_lines, host_used = _fill(original, settings.budget, host, cost)
-        anchor_text, anchor_used = "", 0
-        if config.mode != Mode.none and g.context.blocks:
-            cap = int(settings.budget * settings.anchor_share)
-            if config.mode == Mode.anchors:
-                fitted = fit_context(g.selected, cap)
-            else:
-                fitted = g.context if g.context.total_tokens <= cap else InjectedContext()
-            anchor_text, anchor_used = fitted.text, fitted.total_tokens
-        grav_lines, grav_used = _fill(fused, settings.budget - anchor_used, host, cost)
-        host_text = _norm_text(host_lines)
-        grav_text = _norm_text(grav_lines + anchor_text.splitlines())
+        run = run_question(gq, session, q.question, q.question_date, config, k, budget, cache, qvec=vectors[i])
+        g = run.gravity
+        host_text = _norm_text(run.without.lines())
+        grav_text = _norm_text(run.with_.lines())
         grounded = None
-        if dataset == "locomo" and q.category == "2" and gold:
-            events = [a for a in g.selected.get("events", []) if f"[{a.id};" in anchor_text]
-            grounded = _grounded(gold, g.qtime.reference, events)
+        if dataset == "locomo" and q.category == "2" and gold and config.mode == Mode.anchors:
+            grounded = _grounded(gold, g.qtime.reference, injected_events(g))
         path, path_no_embed = path_ms(g)
+        expanded_ms = run.timings_ms.get("host_expanded_search") if run.expanded else None
         rows.append(MeasureRow(
             conversation=store.anchors.conversation_id or (store.conversation.id if store.conversation else ""),
             question_id=q.id, category=q.category, category_label=category_label(q.category, dataset),
             question=q.question, gold=gold, n_evidence=len(q.evidence),
-            recall_host=_recall(q.evidence, original[:k]),
-            recall_expanded=_recall(q.evidence, fused[:k]),
+            recall_host=_recall(q.evidence, run.original[:k]),
+            recall_expanded=_recall(q.evidence, run.merged[:k]),
             covered_host=covers(gold, host_text) if gold else None,
             covered_gravity=covers(gold, grav_text) if gold else None,
-            host_tokens=host_used, gravity_tokens=grav_used + anchor_used, anchor_tokens=anchor_used,
+            host_tokens=run.without.tokens, gravity_tokens=run.with_.tokens, anchor_tokens=run.with_.anchors.total_tokens,
             n_expansions=len(g.expansions), temporal_grounded=grounded,
             query_path_ms=round(path, 3), query_path_no_embed_ms=round(path_no_embed, 3),
-            host_search_ms=round(host_ms, 3),
+            host_search_ms=round(run.timings_ms.get("host_search", 0.0), 3),
             expanded_search_ms=None if expanded_ms is None else round(expanded_ms, 3),
         ))
         if progress:

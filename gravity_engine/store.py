@@ -3,7 +3,9 @@
 Layout::
 
     anchors.json        the three knowledge bases + schema version + what built them (AnchorSet)
-    embeddings.npz      per module: "<module>" (n, dim) float32 L2-normalized, "<module>_ids" (n,) str
+    embeddings.npz      per module: "<module>" (n, dim) float32 L2-normalized, "<module>_ids" (n,) str;
+                        "lines" (m, dim) and "lines_keys" (m,) str: every anchor line (attribute,
+                        fact, relation, event, topic summary, key fact, arc state; query/lines.py)
     conversation.json   the normalized utterances the anchors cite (Conversation)
     build_report.json   counts, timings, LLM calls and tokens, failed batches, verification
 
@@ -36,15 +38,24 @@ REPORT_FILE = "build_report.json"
 
 
 def embed_anchors(anchors: AnchorSet, embedder: Embedder) -> dict[str, np.ndarray]:
-    """Embed every anchor's compact text once; one encoder call for all modules."""
+    """Embed every anchor's compact text and every anchor line (``query/lines.py``) once, in one encoder call.
+
+    Returns one matrix per module, plus "lines" and "lines_keys" (the lines' row order)."""
+    from .query.lines import LineTable
+
+    table = LineTable.build(anchors)
     texts: list[str] = []
     spans: dict[str, tuple[int, int]] = {}
     for module in MODULES:
         items = anchors.module(module)
         spans[module] = (len(texts), len(texts) + len(items))
         texts += [a.compact_text() for a in items]
+    spans["lines"] = (len(texts), len(texts) + len(table.lines))
+    texts += table.search_texts()
     vectors = embedder.encode(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
-    return {m: np.asarray(vectors[a:b], dtype=np.float32).reshape(b - a, embedder.dim) for m, (a, b) in spans.items()}
+    out = {m: np.asarray(vectors[a:b], dtype=np.float32).reshape(b - a, embedder.dim) for m, (a, b) in spans.items()}
+    out["lines_keys"] = np.array(table.keys(), dtype=str)
+    return out
 
 
 @dataclass
@@ -54,10 +65,51 @@ class AnchorStore:
     conversation: Conversation | None = None
     report: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    line_keys: list[str] | None = None  # row order of embeddings["lines"]
+
+    def __post_init__(self) -> None:
+        self.set_embeddings(self.embeddings)
+
+    def set_embeddings(self, embeddings: dict[str, np.ndarray]) -> None:
+        """Replace the matrices (``embed_anchors``' output: "lines_keys" gives the lines' row order)."""
+        embeddings = dict(embeddings)
+        keys = embeddings.pop("lines_keys", None)
+        self.embeddings = embeddings
+        if keys is not None:
+            self.line_keys = [str(k) for k in keys]
+        elif "lines" not in embeddings:
+            self.line_keys = None
 
     def matrix(self, module: str) -> np.ndarray:
         """The embedding matrix of a module, rows in the order of ``anchors.<module>``."""
         return self.embeddings[module]
+
+    def line_table(self):
+        """The anchor lines (``query.lines.LineTable``) of the current anchors, built once."""
+        from .query.lines import LineTable
+
+        sig = (id(self.anchors), len(self.anchors.entities), len(self.anchors.events), len(self.anchors.topics),
+               sum(len(e.attributes) + len(e.relations) for e in self.anchors.entities))
+        cached = getattr(self, "_line_table", None)
+        if cached is None or cached[0] != sig:
+            cached = (sig, LineTable.build(self.anchors))
+            self._line_table = cached
+        return cached[1]
+
+    def line_matrix(self, embedder: Embedder) -> np.ndarray:
+        """Embeddings of every line in ``line_table()`` order: the stored ones when they match the current
+        anchors, else computed once with ``embedder`` and kept on this object (stores written before lines
+        were stored, or edited since)."""
+        table = self.line_table()
+        keys = table.keys()
+        stored = self.embeddings.get("lines")
+        if stored is not None and self.line_keys == keys:
+            return stored
+        texts = table.search_texts()
+        matrix = embedder.encode(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
+        self.embeddings["lines"] = np.asarray(matrix, dtype=np.float32).reshape(len(texts), embedder.dim)
+        self.line_keys = keys
+        return self.embeddings["lines"]
 
     def check_embeddings(self) -> None:
         for module in MODULES:
@@ -77,6 +129,9 @@ class AnchorStore:
             items = self.anchors.module(module)
             arrays[module] = np.asarray(self.embeddings.get(module, np.zeros((0, 0))), dtype=np.float32)
             arrays[f"{module}_ids"] = np.array([a.id for a in items], dtype=str)
+        if "lines" in self.embeddings and self.line_keys is not None:
+            arrays["lines"] = np.asarray(self.embeddings["lines"], dtype=np.float32)
+            arrays["lines_keys"] = np.array(self.line_keys, dtype=str)
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         atomic_write_bytes(path / EMBEDDINGS_FILE, buf.getvalue())
@@ -108,6 +163,7 @@ class AnchorStore:
             where = "/".join(str(p) for p in first["loc"])
             raise StoreError(f"{anchors_path} ({where}): {first['msg']}") from err
         embeddings: dict[str, np.ndarray] = {}
+        line_keys: list[str] | None = None
         emb_path = path / EMBEDDINGS_FILE
         if emb_path.is_file():
             try:
@@ -119,6 +175,9 @@ class AnchorStore:
                             if ids != expected:
                                 raise StoreError(f"{emb_path}: {module} rows do not match anchors.json; re-embed the store")
                             embeddings[module] = np.asarray(npz[module], dtype=np.float32)
+                    if "lines" in npz and "lines_keys" in npz:
+                        embeddings["lines"] = np.asarray(npz["lines"], dtype=np.float32)
+                        line_keys = [str(x) for x in npz["lines_keys"]]
             except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as err:
                 raise StoreError(f"{emb_path}: unreadable ({err})") from err
         conversation = None
@@ -139,4 +198,5 @@ class AnchorStore:
                 report = {"error": f"{REPORT_FILE} is unreadable"}
             if not isinstance(report, dict):  # pages read it with .get: anything else is as good as unreadable
                 report = {"error": f"{REPORT_FILE} is not a JSON object"}
-        return cls(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report, path=path)
+        return cls(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report, path=path,
+                   line_keys=line_keys)

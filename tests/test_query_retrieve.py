@@ -32,7 +32,7 @@ def _reason(sel, store, anchor_id):
 
 
 def test_every_named_variant_is_selectable():
-    assert set(VARIANTS) == {"full", "+E", "+V", "+T", "+EV", "+ET", "+VT", "-rrk", "-exp", "+Sum", "baseline"}
+    assert set(VARIANTS) == {"full", "paper", "+E", "+V", "+T", "+EV", "+ET", "+VT", "-rrk", "-exp", "+Sum", "baseline"}
     assert get_variant("+EVT") is VARIANTS["full"]
     assert get_variant("+e").modules == ("entities",)
     assert get_variant("-RRK").rerank is False

@@ -159,7 +159,7 @@ def verify_cmd(store_dir: Path = typer.Argument(..., help="A store directory wri
     if drop:
         summary["dropped"] = drop_unsupported_fields(store.anchors)
         typer.echo("dropped: " + ", ".join(f"{n} {what}" for what, n in summary["dropped"].items()))
-        store.embeddings = embed_anchors(store.anchors, embedder)
+        store.set_embeddings(embed_anchors(store.anchors, embedder))
     store.report["verification"] = summary
     store.save(store_dir)
 

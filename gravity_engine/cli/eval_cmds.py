@@ -35,7 +35,7 @@ def evaluate(
     dataset: str = typer.Argument(..., help="locomo, longmemeval, or custom (any conversation file + --questions)."),
     path: Path = typer.Argument(..., help="The dataset file, e.g. ../shared/data/locomo10.json."),
     host: str = typer.Option("dense", help="Memory system under Gravity: dense, bm25 or fullcontext."),
-    variants: str = typer.Option("baseline,full", help="Comma-separated: baseline, full (+EVT), +E, +V, +T, +EV, +ET, "
+    variants: str = typer.Option("baseline,full", help="Comma-separated: baseline, full (+EVT), paper, +E, +V, +T, +EV, +ET, "
                                                        "+VT, -rrk, -exp, +Sum. Gain/loss needs baseline."),
     out: Optional[Path] = typer.Option(None, help="Results folder (default results/<dataset>-<host>); rerun to resume."),
     stores: Path = typer.Option(Path("runs"), help="Anchor stores, one folder per conversation (built when missing; "
@@ -54,6 +54,9 @@ def evaluate(
     adversarial: bool = typer.Option(True, "--adversarial/--no-adversarial", help="LoCoMo category 5: run it "
                                      "(reported apart, never in J) or skip it."),
     k: Optional[int] = typer.Option(None, min=1, help="Memories the host returns (default 10)."),
+    budget: Optional[int] = typer.Option(None, min=50, help="Equal budget: context tokens for memories + anchors, the "
+                                         "same with and without Gravity (default: the host's k memories, anchors on top)."),
+    anchor_share: float = typer.Option(0.4, min=0.0, max=1.0, help="With --budget: most of it the anchors take."),
     retry_errors: bool = typer.Option(False, help="Also redo rows whose judge failed (answer errors are always redone)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Serve repeated calls from the disk LLM cache."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (rows, calls, token estimate) and stop."),
@@ -71,7 +74,7 @@ def evaluate(
     settings = EvalSettings(dataset=dataset.lower(), path=path, out=out, host=host, variants=names, stores=stores,
                             backend=backend, conversation=conversation, questions=questions, limit=limit,
                             sample=sample, seed=seed, concurrency=concurrency, include_adversarial=adversarial,
-                            host_k=k, retry_errors=retry_errors)
+                            host_k=k, budget=budget, anchor_share=anchor_share, retry_errors=retry_errors)
     plan = plan_evaluation(settings)
     typer.echo(plan.describe())
     try:

@@ -135,7 +135,9 @@ def measure(
     variant: str = typer.Option("full", help="Query variant (see ask --help)."),
     budget: int = typer.Option(1000, min=50, help="Total context tokens, the same for host alone and host + anchors."),
     k: int = typer.Option(10, min=1, help="k of evidence recall@k."),
-    anchor_share: float = typer.Option(0.3, min=0.0, max=1.0, help="Most of the budget the anchor blocks may take."),
+    anchor_share: float = typer.Option(0.4, min=0.0, max=1.0, help="Most of the budget the anchor blocks may take."),
+    additive: bool = typer.Option(False, "--additive", help="The method's mode: BUDGET tokens of memories on both "
+                                  "sides, the anchors on top (at most anchor-share x budget)."),
 ) -> None:
     """LLM-free measures per question category and host: evidence recall@k, answer coverage, temporal grounding,
     and Gravity's query-path time beside each host's own search time."""
@@ -145,7 +147,8 @@ def measure(
     from ..measure_hosts import measure_hosts
     from ..query.config import get_variant
 
-    settings = MeasureSettings(budget=budget, k=k, anchor_share=anchor_share, config=get_variant(variant).with_(host_k=k))
+    settings = MeasureSettings(budget=budget, k=k, anchor_share=anchor_share, additive=additive,
+                               config=get_variant(variant).with_(host_k=k))
     bar = tqdm(total=0, unit="q", desc="measuring")
 
     def progress(done: int, total: int) -> None:
@@ -164,7 +167,12 @@ def measure(
     else:
         typer.echo("\nCategories: LongMemEval question types (SSU single-session-user, SSA single-session-assistant, "
                    "SSP single-session-preference, MS multi-session, KU knowledge-update, TR temporal-reasoning).")
-    typer.echo(f"Coverage: all gold-answer tokens in a {budget}-token context (host alone vs host + anchors).\n")
+    if additive:
+        typer.echo(f"Coverage: all gold-answer tokens in {budget} tokens of memories, with Gravity's anchors on top "
+                   f"(additive, at most {int(budget * anchor_share)} tokens).\n")
+    else:
+        typer.echo(f"Coverage: all gold-answer tokens in a {budget}-token context, the same for host alone and host "
+                   f"+ anchors (equal budget; anchors at most {int(budget * anchor_share)} tokens).\n")
     if report.any_scripted:
         typer.secho("SCRIPTED LLM: hosts marked * ingested through heuristic scripted answers on 127.0.0.1; their "
                     "numbers say nothing about the library's real quality.\n", fg=typer.colors.YELLOW, bold=True)

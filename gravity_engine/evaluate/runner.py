@@ -18,7 +18,6 @@ import time
 from collections import OrderedDict
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,7 +26,7 @@ from pydantic import BaseModel, Field
 from ..embed import CachingEmbedder
 from ..errors import ConfigError, LLMError
 from ..llm.config import DEFAULT_MODEL
-from ..measure import _grounded, answer_tokens, covers
+from ..measure import _grounded, _norm_text, covers, injected_events
 from ..query.config import Mode, QueryConfig, get_variant
 from ..store import ANCHORS_FILE
 from .f1 import locomo_f1, token_f1
@@ -66,6 +65,10 @@ class EvalSettings(BaseModel):
     concurrency: int = Field(4, ge=1, le=64)
     include_adversarial: bool = True  # LoCoMo category 5: run and report apart (never in J)
     host_k: int | None = Field(None, ge=1)
+    # None: the host's k memories with the anchors on top (the method's prompt); N: an equal budget of N
+    # context tokens, the anchors taking at most anchor_share of it (as ``measure``).
+    budget: int | None = Field(None, ge=50)
+    anchor_share: float = Field(0.4, ge=0.0, le=1.0)
     retry_errors: bool = False  # also redo rows whose judge failed
     max_consecutive_errors: int = Field(10, ge=1)
 
@@ -213,21 +216,9 @@ class _Job:
     row: dict[str, Any]
 
 
-def _prompt_lines(messages: list[dict[str, str]]) -> list[str]:
-    """The memory and anchor lines of the answer prompt (not the question, so it cannot 'cover' its answer)."""
-    user = next((m["content"] for m in messages if m.get("role") == "user"), "")
-    return [ln for ln in user.split("\n") if ln.strip() and not ln.startswith(("Question:", "Question date:"))]
-
-
-@lru_cache(maxsize=50_000)
-def _normalized_line(line: str) -> str:
-    # Memory lines recur across variants and questions: normalizing each once keeps coverage cheap.
-    return " " + " ".join(answer_tokens(line)) + " "
-
-
 def _normalized(lines: list[str]) -> str:
     """The coverage rule of gravity_engine.measure: per-line normalized token runs."""
-    return "\n".join(_normalized_line(line) for line in lines)
+    return _norm_text(lines)
 
 
 def _recall(evidence: list[str], memories) -> float | None:
@@ -279,21 +270,25 @@ class Runner:
             self._embedders[name] = resolve_embedder(store, self.embedder)
         return self._embedders[name]
 
-    def _prepare(self, store, host, gq, item: EvalItem, config: QueryConfig) -> _Job:
+    def _prepare(self, store, session, gq, item: EvalItem, config: QueryConfig) -> _Job:
         from ..query.pipeline import ask
+        from ..query.session import Budget
 
         s = self.settings
         q = item.question
         t0 = time.perf_counter()
-        result = ask(store, host, q.question, config, question_date=q.question_date, gravity=gq)
+        budget = Budget(total=s.budget, anchor_share=s.anchor_share)
+        result = ask(store, session.host, q.question, config, question_date=q.question_date, gravity=gq,
+                     budget=budget, session=session)
         messages = result.messages_with
         gold = None if q.answer is None else str(q.answer)
         abstention = is_abstention(s.dataset, q)
-        lines = _prompt_lines(messages)
+        pack = result.run.with_ if config.mode != Mode.none else result.run.without
+        lines = pack.lines()  # memories and anchor lines as given to the model (not the question)
         g = result.gravity
         grounded = None
         if s.dataset == "locomo" and q.category == "2" and gold and config.mode == Mode.anchors:
-            grounded = _grounded(gold, g.qtime.reference, g.selected.get("events", []))
+            grounded = _grounded(gold, g.qtime.reference, injected_events(g))
         memories = result.merged_memories if config.mode != Mode.none else result.host_memories
         row = dict(
             dataset=s.dataset, conversation_id=item.conversation.id, question_id=q.id, category=q.category,
@@ -362,6 +357,7 @@ class Runner:
         from ..hosts import get_host
         from ..query.config import FULL
         from ..query.pipeline import GravityQuery
+        from ..query.session import HostSession
 
         s = self.settings
         started = time.perf_counter()
@@ -385,11 +381,12 @@ class Runner:
                 embedder = CachingEmbedder(self._embedder_for(store), max_items=20_000)
                 host = _HostForRun(get_host(s.host, embedder=embedder))
                 gq = GravityQuery(store, embedder, FULL)
+                session = HostSession(host, store.conversation, embedder)
                 for item, config in rows:
                     if self.cancel.is_set():
                         break
                     t0 = time.perf_counter()
-                    job = self._prepare(store, host, gq, item, config)
+                    job = self._prepare(store, session, gq, item, config)
                     summary.query_s += time.perf_counter() - t0
                     if pool is None:
                         fut: Future = Future()

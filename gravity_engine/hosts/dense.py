@@ -91,10 +91,17 @@ class DenseHost(UsesEmbedder):
         asked = [i for i, q in enumerate(queries) if q.strip()]
         results: list[list[Memory]] = [[] for _ in queries]
         if asked:
-            scores = self.embedder.encode([queries[i] for i in asked]) @ self.matrix.T
-            for i, row in zip(asked, scores):
-                results[i] = self._top(row, k)
+            found = self.search_vectors(self.embedder.encode([queries[i] for i in asked]), k)
+            for i, mems in zip(asked, found):
+                results[i] = mems
         return results
+
+    def search_vectors(self, vectors: np.ndarray, k: int = 10) -> list[list[Memory]]:
+        """Searches with query embeddings from the same model (``self.embedder.name``): Gravity passes the
+        question's and the expansion queries' stored embeddings, so nothing is encoded again."""
+        if not self.memories:
+            return [[] for _ in range(len(vectors))]
+        return [self._top(row, k) for row in np.asarray(vectors, dtype=np.float32) @ self.matrix.T]
 
     def format_memories(self, memories: list[Memory]) -> str:
         return format_memory_list(memories)

@@ -8,6 +8,7 @@ one of them can be overridden.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -46,6 +47,14 @@ class QueryConfig(BaseModel):
     widen: bool = True
     widen_k: int = Field(20, ge=0)
     widen_min_factor: float = Field(2.0, ge=0, description="widen when candidates < factor * K")
+    # Which lines of the selected anchors enter the prompt (query/pack.py).
+    question_aware: bool = Field(True, description="rank each profile's and topic's lines against the question "
+                                                   "(False: stored order, the method's literal reading)")
+    packing: Literal["lines", "anchors"] = Field("lines", description="spend the anchor budget line by line, best "
+                                                                      "first across modules, or on whole anchors")
+    anchor_budget: int | None = Field(400, ge=0, description="most tokens the anchor blocks take (None: K limits only)")
+    line_sigma: float = Field(0.25, ge=-1.0, le=1.0, description="minimum cosine of a line with the question")
+    lines_per_anchor: int = Field(8, ge=1, description="most lines one entity profile or topic arc shows")
     # Query expansion (method: budget 9, round-robin topic -> entity -> event, stop when a module runs dry).
     expand: bool = True
     expansion_budget: int = Field(9, ge=0)
@@ -60,6 +69,7 @@ class QueryConfig(BaseModel):
     # expansions promote what several of them agree on without burying the original's best hits.
     original_weight: float | None = Field(None, gt=0, description="RRF weight of the original query's list")
     expansion_weight: float = Field(1.0, ge=0)
+    fusion_keep: int = Field(0, ge=0, description="the host's own first hits kept on top of the fused list")
 
     model_config = {"populate_by_name": True, "frozen": True}
 
@@ -77,8 +87,17 @@ class QueryConfig(BaseModel):
         return self.temporal_slots
 
     def with_(self, **changes) -> QueryConfig:
-        """A copy with some fields changed (the model is frozen so presets cannot be mutated)."""
-        return self.model_copy(update=changes)
+        """A validated copy with some fields changed (the model is frozen so presets cannot be mutated);
+        fields may be named by their aliases (``R``)."""
+        if "R" in changes:
+            changes["temporal_slots"] = changes.pop("R")
+        unknown = set(changes) - set(type(self).model_fields)
+        if unknown:
+            raise ConfigError(f"query settings: unknown option(s) {', '.join(sorted(unknown))}")
+        try:
+            return type(self).model_validate(self.model_dump() | changes)
+        except ValueError as err:
+            raise ConfigError(f"query settings: {err}") from err
 
 
 _ALL = ("entities", "events", "topics")
@@ -89,6 +108,10 @@ TOPICS_ONLY = QueryConfig(variant="+T", modules=("topics",))
 ENTITIES_EVENTS = QueryConfig(variant="+EV", modules=("entities", "events"))
 ENTITIES_TOPICS = QueryConfig(variant="+ET", modules=("entities", "topics"))
 EVENTS_TOPICS = QueryConfig(variant="+VT", modules=("events", "topics"))
+# The method as written: native candidates only, top-K above sigma, temporal slots, round-robin
+# expansion that stops when a module runs dry, whole anchors in three blocks (no line scoring).
+PAPER = QueryConfig(variant="paper", widen=False, question_aware=False, packing="anchors", anchor_budget=None,
+                    lines_per_anchor=6)
 NO_RERANK = QueryConfig(variant="-rrk", rerank=False)
 NO_EXPANSION = QueryConfig(variant="-exp", expand=False)
 SUMMARIES = QueryConfig(variant="+Sum", mode=Mode.summaries, expand=False)
@@ -96,12 +119,12 @@ BASELINE = QueryConfig(variant="baseline", mode=Mode.none, expand=False)
 
 VARIANTS: dict[str, QueryConfig] = {
     c.variant: c
-    for c in (FULL, ENTITIES_ONLY, EVENTS_ONLY, TOPICS_ONLY, ENTITIES_EVENTS, ENTITIES_TOPICS, EVENTS_TOPICS,
+    for c in (FULL, PAPER, ENTITIES_ONLY, EVENTS_ONLY, TOPICS_ONLY, ENTITIES_EVENTS, ENTITIES_TOPICS, EVENTS_TOPICS,
               NO_RERANK, NO_EXPANSION, SUMMARIES, BASELINE)
 }
 # Spellings people type: "+EVT" is the method's name for the full combination.
 _ALIASES = {"+evt": "full", "evt": "full", "none": "baseline", "host": "baseline", "sum": "+Sum",
-            "rrk": "-rrk", "exp": "-exp"}
+            "rrk": "-rrk", "exp": "-exp", "method": "paper"}
 
 
 def get_variant(name: str) -> QueryConfig:

@@ -1,88 +1,72 @@
-"""Step 2: expansion queries written from the selected anchors, merged round-robin.
+"""Step 2: expansion queries written from the selected anchors' lines, merged round-robin.
 
-Per module, a generator yields queries from the anchors in rank order (at most
-``per_anchor_queries`` each): entities pair the name with an attribute value or a relation,
-events join participants, the action and the time as said, topics use key facts and
-participant-topic pairs. The merge cycles topic -> entity -> event, one query per module per round,
-until the budget (9) is filled or a module is exhausted; ``continue_after_exhausted`` keeps cycling
-the others instead. A module that selected no anchor takes no part (it cannot run dry mid-way).
+Each module offers the search texts of its lines (``lines.py``) in the order the packing step
+ranked them, at most ``per_anchor_queries`` per anchor: entities pair the name with an attribute,
+fact or relation ("Caroline works at Acme"), events join participants, the action and the time as
+said, topics give key facts (and, in the method's literal reading, participant-topic pairs). With
+``question_aware`` the lines are the ones closest to the question, and lines below ``line_sigma``
+are skipped. A line's embedding is stored with the anchors, so a host that shares the embedder
+searches by vector without encoding anything. The merge cycles topic -> entity -> event, one query
+per module per round, until the budget (9) is filled or a module is exhausted;
+``continue_after_exhausted`` keeps cycling the others instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..anchors import Anchor, Entity, Event, Topic
+import numpy as np
+
 from .config import QueryConfig
-from .text import human_date, truncate_words
+from .pack import LineSelection
+from .text import truncate_words
 
 _MAX_WORDS = 24
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Expansion:
     query: str
     module: str
     anchor_id: str
+    vector: np.ndarray | None = field(default=None, repr=False)  # the stored embedding of ``query``, if known
 
 
-def entity_queries(entity: Entity) -> Iterator[str]:
-    for rel in entity.relations:
-        yield f"{entity.name} {rel.predicate} {rel.target}"
-    for attr in entity.attributes:
-        yield f"{entity.name} {attr.key} {attr.value}"
-    if entity.description:
-        yield f"{entity.name} {entity.description}"
+def module_queries(module: str, sel: LineSelection, config: QueryConfig) -> Iterator[Expansion]:
+    aware = config.question_aware and config.rerank
+    per_anchor: dict[str, int] = {}
+    for s in sel.for_module(module):
+        ln = s.line
+        if aware and module != "events" and not s.score >= config.line_sigma:
+            continue
+        if module == "topics" and not aware and not ln.field.startswith("key_facts"):
+            continue  # the method: a topic's key facts and participant-topic pairs
+        n = per_anchor.get(ln.anchor_id, 0)
+        if n >= config.per_anchor_queries:
+            continue
+        per_anchor[ln.anchor_id] = n + 1
+        if s.vector is not None:
+            yield Expansion(ln.search_text, module, ln.anchor_id, s.vector)
+        else:
+            yield Expansion(truncate_words(ln.search_text, _MAX_WORDS), module, ln.anchor_id)
+    if module == "topics" and not aware:
+        for topic in sel.anchors.get("topics", []):
+            for p in topic.participants[: config.per_anchor_queries]:
+                yield Expansion(f"{p} {topic.label}", module, topic.id)
 
 
-def _join_new(*parts: str) -> str:
-    """Join parts, skipping any already said by an earlier part (an event's 'what' often names its people)."""
-    out: list[str] = []
-    for part in parts:
-        if part and part.lower() not in " ".join(out).lower():
-            out.append(part)
-    return " ".join(out)
-
-
-def event_queries(event: Event) -> Iterator[str]:
-    who = " ".join(p for p in event.participants if p.lower() not in event.what.lower())
-    when = event.when_text or human_date(event.date_start, event.granularity)
-    yield _join_new(who, event.what, when)
-    if event.where:
-        yield _join_new(who, event.what, event.where)
-
-
-def topic_queries(topic: Topic) -> Iterator[str]:
-    facts = [f.text for f in topic.key_facts]
-    pairs = [f"{p} {topic.label}" for p in topic.participants]
-    for i in range(max(len(facts), len(pairs))):
-        if i < len(facts):
-            yield facts[i]
-        if i < len(pairs):
-            yield pairs[i]
-    if not facts and not pairs and topic.keywords:
-        yield f"{topic.label} {' '.join(topic.keywords[:5])}"
-
-
-_GENERATORS = {"entities": entity_queries, "events": event_queries, "topics": topic_queries}
-
-
-def module_queries(module: str, anchors: list[Anchor], per_anchor: int) -> Iterator[Expansion]:
-    make = _GENERATORS[module]
-    for anchor in anchors:
-        for i, q in enumerate(make(anchor)):
-            if i >= per_anchor:
-                break
-            yield Expansion(truncate_words(q, _MAX_WORDS), module, anchor.id)
-
-
-def expand(selected: dict[str, list[Anchor]], config: QueryConfig, original: str = "") -> list[Expansion]:
+def expand(sel: LineSelection, config: QueryConfig, original: str = "") -> list[Expansion]:
     """At most ``expansion_budget`` queries, round-robin over ``expansion_order``, duplicates skipped."""
     if not config.expand or config.expansion_budget == 0:
         return []
-    gens = {m: module_queries(m, selected[m], config.per_anchor_queries)
-            for m in config.expansion_order if selected.get(m)}
+    # A module with nothing to offer (no anchor, or no line close enough to the question) takes no
+    # part; it cannot "run dry" and stop the others before they start.
+    gens = {}
+    for m in config.expansion_order:
+        queue = list(module_queries(m, sel, config)) if sel.anchors.get(m) else []
+        if queue:
+            gens[m] = iter(queue)
     seen = {" ".join(original.lower().split())}
     out: list[Expansion] = []
     active = [m for m in config.expansion_order if m in gens]

@@ -1,16 +1,16 @@
 """The query path end to end: host search alone, anchor retrieval, expansion, fusion, injection, answers.
 
 ``GravityQuery(store).run(question)`` is the Gravity path alone (what ``benchmarks/query.py`` times):
-query embedding, temporal detection, per-module retrieval and rerank, expansion, injection.
-``ask(store, host, question)`` adds the host: its search for the question and for each expansion
-query, reciprocal-rank fusion of those lists within the host's k, the answer prompt without and
-with the anchors, and the answers when an LLM client is given. Everything lands in a ``QueryTrace``.
+query embedding, temporal detection, per-module retrieval and rerank, line scoring and packing,
+expansion. ``ask(store, host, question)`` adds the host through ``session.run_question`` (the one
+path ``measure`` and ``evaluate`` take too): its search for the question and for each expansion
+query, fusion, the contexts without and with the anchors under one budget, the answer prompts, and
+the answers when an LLM client is given. Everything lands in a ``QueryTrace``.
 """
 
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -25,28 +25,14 @@ from . import temporal
 from .config import FULL, Mode, QueryConfig, get_variant
 from .expand import Expansion, expand
 from .index import AnchorIndex
-from .inject import BLOCK_TITLES, InjectedContext, answer_messages, count_tokens, prompt_text, render_context, render_summaries
-from .retrieve import ModuleSelection, select_module
+from .inject import BLOCK_TITLES, InjectedContext, answer_messages, count_tokens, prompt_text, render_summaries
+from .pack import LineSelection, pack_lines, score_lines
+from .session import one_blas_thread, Budget, HostSession, QuestionRun, fuse, host_search_many, memory_key, run_question  # noqa: F401
+from .retrieve import STATUS_NAMES, TEMPORAL_SLOT, ModuleSelection, select_module
 from .summaries import pick_summaries, store_summaries
 from .text import content_tokens
-from .trace import (AnswerTrace, BlockTrace, CandidateTrace, ExpansionTrace, HostSearchTrace, MemoryTrace,
+from .trace import (AnswerTrace, BlockTrace, CandidateTrace, ExpansionTrace, HostSearchTrace, LineTrace, MemoryTrace,
                     MergedMemory, ModuleTrace, PromptTrace, QueryTrace)
-
-
-_BLAS = None
-
-
-def _one_blas_thread():
-    """BLAS limited to one thread around the query's small products: on a busy 2-core machine a second
-    OpenBLAS thread made a 5,000-row gather-and-dot 5x slower, and one vector gains nothing from it."""
-    global _BLAS
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - installed with scikit-learn
-        return nullcontext()
-    if _BLAS is None:
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
 
 
 def resolve_embedder(store: AnchorStore, embedder: Embedder | None = None) -> Embedder:
@@ -79,8 +65,10 @@ class GravityResult:
     modules: dict[str, ModuleSelection] = field(default_factory=dict)
     selected: dict[str, list[Anchor]] = field(default_factory=dict)
     expansions: list[Expansion] = field(default_factory=list)
+    lines: LineSelection = field(default_factory=LineSelection)  # every candidate line, scored
     context: InjectedContext = field(default_factory=InjectedContext)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    qvec: np.ndarray | None = None  # the question's embedding (hosts on the same model search with it)
 
 
 # How close an event must be to "the conference" of "after the conference" to set the boundary (MiniLM scale).
@@ -112,9 +100,16 @@ class GravityQuery:
         last = conv.last_time() if conv is not None else None
         return last.date() if last else None
 
-    def run(self, question: str, question_date: str | date | None = None, config: QueryConfig | None = None) -> GravityResult:
-        """Embed, detect time, retrieve and rerank per module, expand, inject (the timed query path)."""
+    _UNSET = object()
+
+    def run(self, question: str, question_date: str | date | None = None, config: QueryConfig | None = None,
+            anchor_budget: int | None | object = _UNSET, qvec: np.ndarray | None = None) -> GravityResult:
+        """Embed, detect time, retrieve and rerank per module, score and pack lines, expand (the timed path).
+
+        ``anchor_budget`` overrides ``config.anchor_budget`` (an equal-budget run sets its share);
+        ``qvec`` is the question's embedding when the caller has it already."""
         config = config or self.config
+        budget = config.anchor_budget if anchor_budget is GravityQuery._UNSET else anchor_budget
         t = time.perf_counter
         timings: dict[str, float] = {}
         t0 = t()
@@ -125,14 +120,17 @@ class GravityQuery:
             return result
         t0 = t()
         phrases = [phrase for _, phrase in qtime.event_refs] if "events" in config.modules else []
-        vectors = self.embedder.encode([question, *phrases])
-        qvec = vectors[0]
+        if qvec is None or phrases:
+            vectors = self.embedder.encode([question, *phrases])
+            qvec = vectors[0] if qvec is None else qvec
+            phrase_vecs = vectors[1:]
         timings["embed"] = (t() - t0) * 1000
+        result.qvec = qvec
         if phrases:
-            self._bound_by_events(qtime, vectors[1:])
+            self._bound_by_events(qtime, phrase_vecs)
         t0 = t()
         if config.mode == Mode.summaries:
-            target = self._full_size(question, qvec, qtime)
+            target = budget if budget is not None else self._full_size(question, qvec, qtime)
             summaries, matrix = store_summaries(self.store, self.embedder)
             chosen = pick_summaries(summaries, matrix, qvec, target, self.count)
             timings["retrieve"] = (t() - t0) * 1000
@@ -141,7 +139,7 @@ class GravityQuery:
             timings["inject"] = (t() - t0) * 1000
             return result
         qtokens = content_tokens(question)
-        with _one_blas_thread():
+        with one_blas_thread():
             for module in MODULES:
                 if module not in config.modules:
                     continue
@@ -149,14 +147,27 @@ class GravityQuery:
                 result.modules[module] = sel
                 rows = self._rows[module]
                 result.selected[module] = [rows[r] for r in sel.kept]
-        timings["retrieve"] = (t() - t0) * 1000
+            timings["retrieve"] = (t() - t0) * 1000
+            t0 = t()
+            result.lines = self._score_lines(result, qvec, config)
+            result.context = pack_lines(result.lines, config, budget, self.count)
+            timings["inject"] = (t() - t0) * 1000
         t0 = t()
-        result.expansions = expand(result.selected, config, question)
+        result.expansions = expand(result.lines, config, question)
         timings["expand"] = (t() - t0) * 1000
-        t0 = t()
-        result.context = render_context(result.selected, self.count)
-        timings["inject"] = (t() - t0) * 1000
         return result
+
+    def _score_lines(self, result: GravityResult, qvec: np.ndarray, config: QueryConfig) -> LineSelection:
+        event_scores: dict[str, float] = {}
+        pinned: set[str] = set()
+        sel = result.modules.get("events")
+        if sel is not None:
+            rows = self._rows["events"]
+            for pos, r in enumerate(sel.rows.tolist()):
+                event_scores[rows[r].id] = float(sel.cosine[pos])
+            slot = STATUS_NAMES.index(TEMPORAL_SLOT)
+            pinned = {rows[int(r)].id for r, c in zip(sel.rows, sel.status_codes) if c == slot}
+        return score_lines(result.selected, self.store, self.embedder, qvec, config, event_scores, pinned)
 
     def _bound_by_events(self, qtime: temporal.QueryTime, phrase_vecs: np.ndarray,
                          min_cosine: float = EVENT_REF_MIN_COSINE) -> None:
@@ -177,38 +188,14 @@ class GravityQuery:
     def _full_size(self, question: str, qvec: np.ndarray, qtime: temporal.QueryTime) -> int:
         """Tokens the full variant would inject for this question: +Sum is matched to it."""
         full = FULL
+        probe = GravityResult(question=question, config=full, qtime=qtime)
         qtokens = content_tokens(question)
-        selected = {}
         for module in MODULES:
             sel = select_module(module, self.store, self.index, qvec, qtokens, full, qtime)
-            selected[module] = [self._rows[module][r] for r in sel.kept]
-        return max(render_context(selected, self.count).total_tokens, 1)
-
-
-def memory_key(m: Memory) -> tuple:
-    return tuple(m.utterance_ids) if m.utterance_ids else (m.text,)
-
-
-def fuse(lists: list[list[Memory]], weights: list[float], k: int, c: float = 60.0) -> list[tuple[Memory, float, list[int]]]:
-    """Weighted reciprocal-rank fusion: score = sum of w / (c + rank); duplicates merged; best k kept."""
-    scores: dict[tuple, float] = {}
-    first: dict[tuple, Memory] = {}
-    origin: dict[tuple, list[int]] = {}
-    for li, (memories, w) in enumerate(zip(lists, weights)):
-        for rank, m in enumerate(memories, start=1):
-            key = memory_key(m)
-            scores[key] = scores.get(key, 0.0) + w / (c + rank)
-            first.setdefault(key, m)
-            origin.setdefault(key, []).append(li)
-    order = sorted(scores, key=lambda key: -scores[key])  # stable: ties keep first-seen order
-    return [(first[key], scores[key], origin[key]) for key in order[:k]]
-
-
-def host_search_many(host: Host, queries: list[str], k: int) -> list[list[Memory]]:
-    many = getattr(host, "search_many", None)
-    if callable(many):
-        return many(queries, k)
-    return [host.search(q, k) for q in queries]
+            probe.modules[module] = sel
+            probe.selected[module] = [self._rows[module][r] for r in sel.kept]
+        lines = self._score_lines(probe, qvec, full)
+        return max(pack_lines(lines, full, full.anchor_budget, self.count).total_tokens, 1)
 
 
 @dataclass
@@ -221,6 +208,7 @@ class QueryResult:
     merged_memories: list[Memory]
     messages_without: list[dict[str, str]]
     messages_with: list[dict[str, str]]
+    run: QuestionRun | None = None  # the structured contexts (memories and anchor lines) of both prompts
 
     @property
     def answer_without(self) -> str | None:
@@ -263,69 +251,72 @@ def module_traces(store: AnchorStore, gravity: GravityResult, max_candidates: in
 
 def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str = FULL,
         question_date: str | None = None, llm=None, embedder: Embedder | None = None,
-        gravity: GravityQuery | None = None, max_candidates: int = 200) -> QueryResult:
-    """Answer ``question`` with ``host`` alone and with Gravity; the answers need ``llm`` (else marked unavailable)."""
+        gravity: GravityQuery | None = None, max_candidates: int = 200, budget: Budget | None = None,
+        session: HostSession | None = None) -> QueryResult:
+    """Answer ``question`` with ``host`` alone and with Gravity; the answers need ``llm`` (else marked unavailable).
+
+    ``budget``: how the two contexts are filled (``session.Budget``; default: the host's k memories, anchors
+    on top within ``config.anchor_budget``). ``session``: a ``HostSession`` to reuse across questions."""
     if isinstance(config, str):
         config = get_variant(config)
     if store.conversation is None:
         raise StoreError(f"{store.path or 'store'}: no conversation.json, so no host can ingest the conversation")
     gq = gravity or GravityQuery(store, embedder, config)
+    if session is None or session.host is not host:
+        session = HostSession(host, store.conversation, gq.embedder)
     t = time.perf_counter
-    host.ingest(store.conversation)
     k = config.host_k
-    t0 = t()
-    original = host.search(question, k)
-    host_ms = (t() - t0) * 1000
-    g = gq.run(question, question_date, config)
-    lists = [original]
-    searches = [HostSearchTrace(query=question, source="original", memories=_memory_traces(original))]
-    t0 = t()
-    if g.expansions and not getattr(host, "query_independent", False):
-        expanded = host_search_many(host, [e.query for e in g.expansions], k)
-        for e, mems in zip(g.expansions, expanded):
-            lists.append(mems)
-            searches.append(HostSearchTrace(query=e.query, source="expansion", module=e.module, anchor_id=e.anchor_id,
-                                            memories=_memory_traces(mems)))
-    expanded_ms = (t() - t0) * 1000
-    if len(lists) > 1:
-        fused = fuse(lists, config.fusion_weights(len(lists) - 1), k, config.rrf_c)
-    else:
-        fused = [(m, 0.0, [0]) for m in original]
-    merged = [m for m, _, _ in fused]
-
-    def lines(memories: list[Memory]) -> list[str]:
-        return [host.format_memories([m]).removeprefix("- ") for m in memories]
-
+    run = run_question(gq, session, question, question_date, config, k, budget)
+    g = run.gravity
     qdate = str(question_date) if question_date else None
-    without = answer_messages(question, lines(original), None, qdate)
-    with_ = answer_messages(question, lines(merged), g.context, qdate) if config.mode != Mode.none else without
+    without = answer_messages(question, run.without.memory_lines, None, qdate)
+    with_ = answer_messages(question, run.with_.memory_lines, g.context, qdate) if config.mode != Mode.none else without
     answers = AnswerTrace()
     llm_ms = 0.0
     if llm is not None:
         t0 = t()
         answers = _answer(llm, without, with_, config.mode == Mode.none)
         llm_ms = (t() - t0) * 1000
-    timings = dict(g.timings_ms)
+    timings = dict(run.timings_ms)
     timings["query_path"] = sum(timings.get(s, 0.0) for s in ("embed", "temporal", "retrieve", "expand", "inject"))
-    timings.update(host_search=host_ms, host_expanded_search=expanded_ms, llm=llm_ms)
+    timings["llm"] = llm_ms
+    searches = [HostSearchTrace(query=question, source="original", memories=_memory_traces(run.original[:k]))]
+    for e, mems in zip(g.expansions, run.expanded):
+        searches.append(HostSearchTrace(query=e.query, source="expansion", module=e.module, anchor_id=e.anchor_id,
+                                        memories=_memory_traces(mems)))
     trace = QueryTrace(
         question=question, question_date=qdate,
         reference_time=g.qtime.reference.isoformat() if g.qtime.reference else None,
-        variant=config.variant, config=config.model_dump(mode="json"), host=getattr(host, "name", type(host).__name__),
+        variant=config.variant, config=config.model_dump(mode="json"), host=session.name,
         host_k=k, temporal=g.qtime.as_dict(), modules=module_traces(store, g, max_candidates),
-        expansions=[ExpansionTrace(query=e.query, module=e.module, anchor_id=e.anchor_id) for e in g.expansions],
+        expansions=[ExpansionTrace(query=e.query, module=e.module, anchor_id=e.anchor_id,
+                                   stored_vector=e.vector is not None) for e in g.expansions],
         host_results=searches,
-        merged=[MergedMemory(**_memory_traces([m])[0].model_dump() | {"rank": i + 1}, rrf=round(s, 6), from_lists=o)
-                for i, (m, s, o) in enumerate(fused)],
-        blocks=[BlockTrace(module=m, title=BLOCK_TITLES.get(m, "Conversation Summaries"), text=g.context.blocks[m],
-                           tokens=g.context.tokens[m], anchor_ids=g.context.anchor_ids.get(m, []))
-                for m in g.context.blocks],
+        merged=[MergedMemory(**_memory_traces([m])[0].model_dump() | {"rank": i + 1}, rrf=round(sc, 6), from_lists=o)
+                for i, (m, sc, o) in enumerate(run.fused)],
+        blocks=[_block_trace(m, g.context) for m in g.context.blocks],
         injected_tokens=g.context.total_tokens,
+        pushed_out=_pushed_out(run, k),
         prompt_without=_prompt_trace(without), prompt_with=_prompt_trace(with_),
         answers=answers, timings_ms={key: round(v, 3) for key, v in timings.items()},
     )
-    return QueryResult(trace=trace, gravity=g, host_memories=original, merged_memories=merged,
-                       messages_without=without, messages_with=with_)
+    return QueryResult(trace=trace, gravity=g, host_memories=run.without.memories, merged_memories=run.with_.memories,
+                       messages_without=without, messages_with=with_, run=run)
+
+
+def _block_trace(module: str, ctx: InjectedContext) -> BlockTrace:
+    lines = [LineTrace(anchor_id=s.line.anchor_id, field=s.line.field, text=s.line.text,
+                       score=None if s.score != s.score else round(s.score, 4), pinned=s.pinned,
+                       source_ids=list(s.line.source_ids)) for s in ctx.lines.get(module, [])]
+    return BlockTrace(module=module, title=BLOCK_TITLES.get(module, "Conversation Summaries"), text=ctx.blocks[module],
+                      tokens=ctx.tokens[module], anchor_ids=ctx.anchor_ids.get(module, []), lines=lines)
+
+
+def _pushed_out(run: QuestionRun, k: int) -> list[MemoryTrace]:
+    """The host's own top-k memories that the context with Gravity no longer holds (fusion or the anchors'
+    share of the budget pushed them out): a user should see what Gravity cost."""
+    kept = {memory_key(m) for m in run.with_.memories}
+    return [t for t, m in zip(_memory_traces(run.original[:k]), run.original[:k]) if memory_key(m) not in kept]
 
 
 def _prompt_trace(messages: list[dict[str, str]]) -> PromptTrace:

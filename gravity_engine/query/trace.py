@@ -11,11 +11,13 @@ Stable schema (``TRACE_VERSION``; fields are only ever added). Top level:
   (92)", "participant", "keyword", "participant+keyword", "label/keyword", "dense" = widening,
   "temporal match"), ``native_score``, ``cosine`` (null when reranking is off), ``rank`` (1 = best),
   ``kept`` and ``status`` ("kept", "temporal slot", "below sigma", "beyond K", "module off");
-* ``expansions``: ``[{query, module, anchor_id}]`` in merge order (topic -> entity -> event);
+* ``expansions``: ``[{query, module, anchor_id, stored_vector}]`` in merge order (topic -> entity -> event);
 * ``host_results``: ``[{query, source: original|expansion, module, anchor_id, memories: [...]}]``;
 * ``merged``: the memories given to the prompt after reciprocal-rank fusion, with ``rrf`` and the
   indexes of the ``host_results`` lists they came from;
-* ``blocks``: ``[{module, title, text, tokens, anchor_ids}]`` and ``injected_tokens``;
+* ``blocks``: ``[{module, title, text, tokens, anchor_ids, lines: [{anchor_id, field, text, score,
+  pinned, source_ids}]}]`` and ``injected_tokens`` (the prompt shows no ids; the lines keep them);
+* ``pushed_out``: the host's own top-k memories that the context with Gravity does not hold;
 * ``prompt_without`` / ``prompt_with``: ``{messages, text, tokens}``;
 * ``answers``: ``{without, with, status, model}``; status is "answered" or "unavailable: ...";
 * ``timings_ms``: ``embed, retrieve, temporal, expand, inject`` (the Gravity path), ``query_path``
@@ -60,6 +62,7 @@ class ExpansionTrace(BaseModel):
     query: str
     module: str
     anchor_id: str
+    stored_vector: bool = False  # searched with the embedding stored at build time (nothing encoded)
 
 
 class MemoryTrace(BaseModel):
@@ -84,12 +87,22 @@ class MergedMemory(MemoryTrace):
     from_lists: list[int] = Field(default_factory=list)
 
 
+class LineTrace(BaseModel):
+    anchor_id: str
+    field: str  # the anchor field the line shows ("attributes[3]", "relations[0]", "what", "key_facts[1]")
+    text: str
+    score: float | None = None  # cosine with the question (null when reranking is off)
+    pinned: bool = False  # an event in a temporal slot
+    source_ids: list[str] = Field(default_factory=list)
+
+
 class BlockTrace(BaseModel):
     module: str
     title: str
     text: str
     tokens: int
     anchor_ids: list[str] = Field(default_factory=list)
+    lines: list[LineTrace] = Field(default_factory=list)  # what the block shows, with ids and sources
 
 
 class PromptTrace(BaseModel):
@@ -123,6 +136,7 @@ class QueryTrace(BaseModel):
     merged: list[MergedMemory] = Field(default_factory=list)
     blocks: list[BlockTrace] = Field(default_factory=list)
     injected_tokens: int = 0
+    pushed_out: list[MemoryTrace] = Field(default_factory=list)  # host top-k memories missing with Gravity
     prompt_without: PromptTrace | None = None
     prompt_with: PromptTrace | None = None
     answers: AnswerTrace = Field(default_factory=AnswerTrace)

@@ -1,0 +1,234 @@
+"""The host side of the query path, shared by ``ask``, ``measure`` and ``evaluate``.
+
+``HostSession`` ingests a conversation into a host once and searches it; when the host embeds with
+the same model as the anchors (``search_vectors``), it searches with the question's embedding and the
+expansion queries' stored embeddings, so nothing is encoded twice. ``run_question`` is the one path
+every caller takes: the host's search for the question, Gravity's anchors and expansion queries, the
+expansion searches, one fusion step, and one packing step that fills a context under a budget, for
+the host alone and for the host with Gravity. Callers read structured results (memories, anchor
+lines); nobody parses a rendered prompt back.
+
+Budgets (``Budget``):
+
+* ``total=None`` (``ask``'s default): the host's k memories (fused with the expansion results), the
+  anchors on top within ``QueryConfig.anchor_budget``;
+* ``total=N`` (equal budget, ``measure``'s default): both contexts get N tokens; with Gravity the
+  anchors take at most ``anchor_share`` of them and memories fill the rest;
+* ``total=N, additive=True`` (the method's mode): N tokens of memories on both sides, the anchors on
+  top within ``anchor_share * N``.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..conversation import Conversation
+from ..hosts.base import Host, Memory
+from .config import Mode, QueryConfig
+from .inject import InjectedContext, count_tokens
+
+
+_BLAS = None
+
+
+def one_blas_thread():
+    """BLAS limited to one thread around the query's small products: on a busy 2-core machine a second
+    OpenBLAS thread made a 5,000-row gather-and-dot 5x slower, and one vector gains nothing from it."""
+    global _BLAS
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - installed with scikit-learn
+        return nullcontext()
+    if _BLAS is None:
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+def memory_key(m: Memory) -> tuple:
+    return tuple(m.utterance_ids) if m.utterance_ids else (m.text,)
+
+
+def fuse(lists: list[list[Memory]], weights: list[float], k: int, c: float = 60.0,
+         keep: int = 0) -> list[tuple[Memory, float, list[int]]]:
+    """Weighted reciprocal-rank fusion: score = sum of w / (c + rank); duplicates merged; best k kept.
+    ``keep``: the first list's first ``keep`` memories stay on top in their own order."""
+    scores: dict[tuple, float] = {}
+    first: dict[tuple, Memory] = {}
+    origin: dict[tuple, list[int]] = {}
+    for li, (memories, w) in enumerate(zip(lists, weights)):
+        for rank, m in enumerate(memories, start=1):
+            key = memory_key(m)
+            scores[key] = scores.get(key, 0.0) + w / (c + rank)
+            first.setdefault(key, m)
+            origin.setdefault(key, []).append(li)
+    pinned = [memory_key(m) for m in (lists[0][:keep] if lists else [])]
+    pinned = list(dict.fromkeys(pinned))
+    rest = sorted((key for key in scores if key not in set(pinned)), key=lambda key: -scores[key])  # stable
+    order = pinned + rest
+    return [(first[key], scores[key], origin[key]) for key in order[:k]]
+
+
+def host_search_many(host: Host, queries: list[str], k: int) -> list[list[Memory]]:
+    many = getattr(host, "search_many", None)
+    if callable(many):
+        return many(queries, k)
+    return [host.search(q, k) for q in queries]
+
+
+class HostSession:
+    """A host with one conversation ingested; searches by text, or by vector when it shares the embedder."""
+
+    def __init__(self, host: Host, conversation: Conversation | None = None, embedder=None):
+        self.host = host
+        if conversation is not None:
+            host.ingest(conversation)
+        by_vector = getattr(host, "search_vectors", None)
+        host_model = getattr(getattr(host, "_embedder", None), "name", None)  # set once the host has ingested
+        self.embedder = embedder
+        self.by_vector = (callable(by_vector) and embedder is not None and host_model is not None
+                          and host_model == getattr(embedder, "name", None))
+        self.query_independent = bool(getattr(host, "query_independent", False))
+
+    @property
+    def name(self) -> str:
+        return getattr(self.host, "name", type(self.host).__name__)
+
+    def search(self, question: str, k: int, qvec: np.ndarray | None = None) -> list[Memory]:
+        if self.by_vector and qvec is not None:
+            with one_blas_thread():
+                return self.host.search_vectors(np.asarray(qvec, dtype=np.float32)[None, :], k)[0]
+        return self.host.search(question, k)
+
+    def search_expansions(self, queries: list[str], vectors: list[np.ndarray | None], k: int) -> list[list[Memory]]:
+        if not queries:
+            return []
+        if self.by_vector:
+            missing = [i for i, v in enumerate(vectors) if v is None]
+            vecs = list(vectors)
+            if missing:
+                for i, v in zip(missing, self.embedder.encode([queries[i] for i in missing])):
+                    vecs[i] = v
+            with one_blas_thread():
+                return self.host.search_vectors(np.stack(vecs).astype(np.float32, copy=False), k)
+        return host_search_many(self.host, queries, k)
+
+    def format_line(self, m: Memory) -> str:
+        return self.host.format_memories([m]).removeprefix("- ")
+
+
+@dataclass
+class Budget:
+    total: int | None = None  # context tokens (memories, plus anchors unless additive); None: the host's k
+    anchor_share: float = 0.4  # most of ``total`` the anchors take
+    additive: bool = False  # anchors on top of ``total`` tokens of memories (the method's mode)
+    pool: int = 60  # memories fetched to fill a token budget
+
+    def anchor_cap(self, config: QueryConfig) -> int | None:
+        if self.total is None:
+            return config.anchor_budget
+        return int(self.total * self.anchor_share)
+
+
+@dataclass
+class ContextPack:
+    """What one answer prompt holds: memory lines (the host's rendering) and the anchor blocks."""
+
+    memories: list[Memory] = field(default_factory=list)
+    memory_lines: list[str] = field(default_factory=list)
+    memory_tokens: int = 0
+    anchors: InjectedContext = field(default_factory=InjectedContext)
+
+    @property
+    def tokens(self) -> int:
+        return self.memory_tokens + self.anchors.total_tokens
+
+    def lines(self) -> list[str]:
+        """Every line of the context (memories, then anchor block lines), each a place an answer can sit."""
+        return self.memory_lines + self.anchors.text.splitlines()
+
+
+@dataclass
+class QuestionRun:
+    question: str
+    gravity: object  # pipeline.GravityResult
+    original: list[Memory]  # the host's own ranking (pool deep under a token budget)
+    expanded: list[list[Memory]]  # one list per expansion query, at k
+    fused: list[tuple[Memory, float, list[int]]]  # top k after fusion, with scores and list origins
+    without: ContextPack
+    with_: ContextPack
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def merged(self) -> list[Memory]:
+        return [m for m, _, _ in self.fused]
+
+
+def _fill(session: HostSession, memories: list[Memory], budget: int | None, cache: dict) -> ContextPack:
+    pack = ContextPack()
+    for m in memories:
+        key = memory_key(m)
+        if key not in cache:
+            line = session.format_line(m)
+            cache[key] = (line, count_tokens(line) + 1)
+        line, n = cache[key]
+        if budget is not None and pack.memory_tokens + n > budget:
+            break
+        pack.memories.append(m)
+        pack.memory_lines.append(line)
+        pack.memory_tokens += n
+    return pack
+
+
+def run_question(gq, session: HostSession, question: str, question_date=None, config: QueryConfig | None = None,
+                 k: int | None = None, budget: Budget | None = None, line_cache: dict | None = None,
+                 qvec: np.ndarray | None = None) -> QuestionRun:
+    """One question through the host alone and through host + Gravity (see the module docstring).
+    ``qvec``: the question's embedding when the caller has it (``measure`` embeds all questions at once)."""
+    config = config or gq.config
+    budget = budget or Budget()
+    k = k or config.host_k
+    cache = line_cache if line_cache is not None else {}
+    clock = time.perf_counter
+    timings: dict[str, float] = {}
+    depth = max(k, budget.pool) if budget.total is not None else k
+    with_gravity = config.mode != Mode.none
+    cap = budget.anchor_cap(config)
+    # Gravity first when the host searches by vector: the question is then embedded once, for both.
+    g = None
+    if session.by_vector and with_gravity and qvec is None:
+        g = gq.run(question, question_date, config, anchor_budget=cap)
+        qvec = g.qvec
+    t0 = clock()
+    original = session.search(question, depth, qvec)
+    timings["host_search"] = (clock() - t0) * 1000
+    if g is None:
+        g = gq.run(question, question_date, config, anchor_budget=cap, qvec=qvec)
+    fused = [(m, 0.0, [0]) for m in original[:k]]
+    expanded: list[list[Memory]] = []
+    t0 = clock()
+    if with_gravity and g.expansions and not session.query_independent:
+        expanded = session.search_expansions([e.query for e in g.expansions], [e.vector for e in g.expansions], k)
+        lists = [original[:k]] + expanded
+        fused = fuse(lists, config.fusion_weights(len(expanded)), k, config.rrf_c, config.fusion_keep)
+    timings["host_expanded_search"] = (clock() - t0) * 1000
+    without = _fill(session, original if budget.total is not None else original[:k], budget.total, cache)
+    if not with_gravity:
+        with_ = without
+    else:
+        merged = [m for m, _, _ in fused]
+        if budget.total is not None:
+            seen = {memory_key(m) for m in merged}
+            merged += [m for m in original if memory_key(m) not in seen]  # past k: the host's own ranking
+        anchors = g.context
+        room = budget.total
+        if budget.total is not None and not budget.additive:
+            room = budget.total - anchors.total_tokens
+        with_ = _fill(session, merged, room, cache)
+        with_.anchors = anchors
+    timings.update(g.timings_ms)
+    return QuestionRun(question=question, gravity=g, original=original, expanded=expanded, fused=fused,
+                       without=without, with_=with_, timings_ms=timings)
