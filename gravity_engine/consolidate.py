@@ -137,8 +137,14 @@ def _first_name_merges(entities: list[Entity], speakers: list[str]) -> list[Enti
         target, reason = None, ""
         candidates = full_by_first.get(key, [])
         by_last = full_by_last.get(key, [])
+        longer = [x for x in entities if x is not e and id(x) not in removed and x.type not in ("person", "product")
+                  and len(name_key(x.name).split()) > 1 and name_key(x.name).split()[0] == key]
         if len(candidates) == 1 and (e.type == "person" or key not in other_firsts):
             target, reason = candidates[0], "first name of a full name"
+        elif not candidates and len(longer) == 1 and key not in speaker_keys and (
+                e.type != "person" or not typed_by_context(e)):
+            # "Brightwater" -> "Brightwater Energy", "RoboMarine" -> "RoboMarine Challenge"
+            target, reason = longer[0], "short form of a longer name"
         elif not candidates and len(by_last) == 1 and e.type == "person" and key not in speaker_keys:
             target, reason = by_last[0], "surname of a full name"  # "Professor Reyes" -> Lucia Reyes
         elif e.type == "person" and len(key) >= 3 and key not in speaker_keys:
@@ -150,6 +156,29 @@ def _first_name_merges(entities: list[Entity], speakers: list[str]) -> list[Enti
             continue
         record_merge(target, e, reason)
         removed.add(id(e))
+    kept = [e for e in entities if id(e) not in removed]
+    return _kin_name_merges(kept)
+
+
+KIN_NAMES = {"mum", "mom", "mam", "mama", "dad", "papa", "grandma", "grandpa", "granny", "gran", "nan", "nana",
+             "grandad", "granddad"}
+
+
+def _kin_name_merges(entities: list[Entity]) -> list[Entity]:
+    """"Mum" merges into the named relative who has the same relation to the same person ("my mum
+    Margit" -> Margit parent_of Rosa, so Rosa's "Mum" is Margit)."""
+    removed: set[int] = set()
+    for e in entities:
+        if name_key(e.name) not in KIN_NAMES:
+            continue
+        links = {(name_key(r.predicate), name_key(r.target)) for r in e.relations}
+        if not links:
+            continue
+        named = [x for x in entities if x is not e and x.type == "person" and name_key(x.name) not in KIN_NAMES
+                 and links & {(name_key(r.predicate), name_key(r.target)) for r in x.relations}]
+        if len(named) == 1:
+            record_merge(named[0], e, f"what {', '.join(sorted(t for _, t in links))} call(s) them")
+            removed.add(id(e))
     return [e for e in entities if id(e) not in removed]
 
 

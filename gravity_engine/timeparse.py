@@ -114,7 +114,7 @@ _SEASON_MONTHS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12
 # abbreviations only next to a day or year (elsewhere "Jan" is a name and "Mar" a word).
 _MONTH_FULL = r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December)"
 _MONTH_ANY = r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December" \
-             r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
+             r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?)"
 _NUM = r"\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty" \
        r"|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|few|several"
 _UNIT = r"day|week|month|year"
@@ -288,18 +288,52 @@ def _full_date(m, ref, future):
 def _day_month(m, ref, future):
     if ref is None:
         return None
-    month = _MONTHS[m["mon"].lower().rstrip(".")]
-    if future is None:  # no tense: the occurrence nearest to the reference
-        options = [d for y in (ref.year - 1, ref.year, ref.year + 1) if (d := _safe_date(y, month, int(m["d"])))]
-        day = min(options, key=lambda d: abs((d - ref).days)) if options else None
-        return (day, day, "day") if day else None
-    year = _year_of_month(month, ref, future)
-    day = _safe_date(year, month, int(m["d"]))
-    if day and not future and day > ref:  # same month, later day: it was last year's
-        day = _safe_date(year - 1, month, int(m["d"]))
-    elif day and future and day < ref:
-        day = _safe_date(year + 1, month, int(m["d"]))
+    day = _resolve_day(ref, _MONTHS[m["mon"].lower().rstrip(".")], int(m["d"]), future)
     return (day, day, "day") if day else None
+
+
+def _resolve_day(ref: date, month: int, day: int, future: bool | None) -> date | None:
+    """A day of a month said without a year: the next one for a plan, the last one for a memory,
+    the nearest one when the tense does not say."""
+    if future is None:
+        options = [d for y in (ref.year - 1, ref.year, ref.year + 1) if (d := _safe_date(y, month, day))]
+        return min(options, key=lambda d: abs((d - ref).days)) if options else None
+    year = _year_of_month(month, ref, future)
+    found = _safe_date(year, month, day)
+    if found and not future and found > ref:
+        found = _safe_date(year - 1, month, day)
+    elif found and future and found < ref:
+        found = _safe_date(year + 1, month, day)
+    return found
+
+
+# "from the 19th to the 21st of April", "19-21 April", "between the 3rd and the 5th of May", "April 19-21"
+@_rule(rf"\b(?P<e>(?:from\s+|between\s+)?(?:the\s+)?(?P<d1>\d{{1,2}}){_ORD}\s*(?:-|–|to|until|till|and)\s*"
+       rf"(?:the\s+)?(?P<d2>\d{{1,2}}){_ORD}(?:\s+of)?\s+(?P<mon>{_MONTH_ANY})(?:,?\s+(?P<y>\d{{4}}))?)(?!\w)")
+@_rule(rf"\b(?P<e>(?:from\s+|between\s+)?(?P<mon>{_MONTH_ANY})\s+(?:the\s+)?(?P<d1>\d{{1,2}}){_ORD}\s*"
+       rf"(?:-|–|to|until|till|and)\s*(?:the\s+)?(?P<d2>\d{{1,2}}){_ORD}(?:,?\s+(?P<y>\d{{4}}))?)(?!\w)")
+def _day_range(m, ref, future):
+    month = _MONTHS[m["mon"].lower().rstrip(".")]
+    d1, d2 = int(m["d1"]), int(m["d2"])
+    if d2 <= d1:
+        return None
+    if m["y"]:
+        start = _safe_date(int(m["y"]), month, d1)
+    elif ref is None:
+        return None
+    else:
+        start = _resolve_day(ref, month, d1, future)
+    end = _safe_date(start.year, month, d2) if start else None
+    return (start, end, "range") if start and end else None
+
+
+# "at the April meeting", "the May deadline": a month name as the modifier of a noun
+@_rule(rf"\bthe\s+(?P<e>(?P<mon>{_MONTH_FULL}))\s+(?=[a-z]{{3,}}\b)(?!of\b)")
+def _month_modifier(m, ref, future):
+    if ref is None:
+        return None
+    month = _MONTHS[m["mon"].lower()]
+    return (*_month_span(_year_of_month(month, ref, future), month), "month")
 
 
 @_rule(rf"\b(?P<e>(?:(?P<part>early|mid|late)[\s-]+)?(?P<mon>{_MONTH_ANY}),?\s+(?:of\s+)?(?P<y>\d{{4}}))\b")
@@ -447,7 +481,8 @@ def _ago(m, ref, future):
         return None
     if isinstance(count, tuple):
         return _shift(ref, unit, -count[1]), _shift(ref, unit, -count[0]), "range"
-    return _unit_span(_shift(ref, unit, -count), unit)
+    # "two weeks ago" names a day (the session day minus fourteen), not a calendar week
+    return _unit_span(_shift(ref, unit, -count), "day" if unit == "week" else unit)
 
 
 @_rule(rf"\b(?P<e>in\s+(?P<n>{_NUM})\s+(?P<unit>{_UNIT})s?|(?P<n2>{_NUM})\s+(?P<unit2>{_UNIT})s?\s+from\s+now)\b")
@@ -459,7 +494,7 @@ def _from_now(m, ref, future):
         return None
     if isinstance(count, tuple):
         return _shift(ref, unit, count[0]), _shift(ref, unit, count[1]), "range"
-    return _unit_span(_shift(ref, unit, count), unit)
+    return _unit_span(_shift(ref, unit, count), "day" if unit == "week" else unit)
 
 
 @_rule(rf"\b(?P<e>(?:the\s+)?(?:past|last)\s+(?P<n>{_NUM})\s+(?P<unit>{_UNIT})s)\b")
@@ -488,11 +523,20 @@ def _vague(m, ref, future):
     return ref - timedelta(days=30), ref, "range"  # recently, lately, these days, not long ago
 
 
-def find_time_expressions(text: str, reference: datetime | date | None) -> list[TimeSpan]:
+_FOR_BEFORE = re.compile(r"\bfor\s+$", re.I)
+
+
+def find_time_expressions(text: str, reference: datetime | date | None,
+                          tense_at: Callable[[int], bool | None] | None = None) -> list[TimeSpan]:
     """Every temporal expression in ``text``, resolved against ``reference`` and ordered by position.
 
     Without a reference only self-contained forms ("8 May 2023", "summer 2021") are returned.
     Overlapping matches keep the longest ("8 May 2023", not "May 2023").
+
+    ``tense_at(char_offset)`` (optional) says whether the clause around an expression speaks of the
+    future (True), the past (False) or does not say (None): a parser reads "I fly out on 14 May and
+    came back on 21 May" clause by clause. Without it, or when it says None, the sentence's tense
+    words decide. A date booked "for" ("a table for Friday", "for the 15th of November") lies ahead.
     """
     if not text:
         return []
@@ -503,7 +547,12 @@ def find_time_expressions(text: str, reference: datetime | date | None) -> list[
     found: list[TimeSpan] = []
     for pattern, resolve in _RULES:
         for match in pattern.finditer(text):
-            future = tenses[bisect.bisect_right(bounds, match.start()) - 1]
+            s0 = match.start("e")
+            future = tense_at(s0) if tense_at is not None else None
+            if future is None:
+                future = tenses[bisect.bisect_right(bounds, match.start()) - 1]
+            if _FOR_BEFORE.search(text[max(0, s0 - 5):s0]):
+                future = True
             resolved = resolve(match, ref, future)
             if resolved is None or resolved[0] is None:
                 continue

@@ -35,7 +35,7 @@ CASES = [
     ("this week", "2023-05-08", "2023-05-14", "week"),
     ("next month", "2023-06-01", "2023-06-30", "month"),
     ("last month", "2023-04-01", "2023-04-30", "month"),
-    ("two weeks ago", "2023-04-24", "2023-04-30", "week"),
+    ("two weeks ago", "2023-04-24", "2023-04-24", "day"),  # a day: the session day minus fourteen
     ("5 days ago", "2023-05-03", "2023-05-03", "day"),
     ("a few days ago", "2023-05-03", "2023-05-06", "range"),
     ("3 years ago", "2020-01-01", "2020-12-31", "year"),
@@ -50,7 +50,7 @@ CASES = [
     ("last May", "2022-05-01", "2022-05-31", "month"),
     # no tense given: the nearest early June (a month ahead of 8 May), not the one eleven months back
     ("early June", "2023-06-01", "2023-06-10", "range"),
-    ("in two weeks", "2023-05-22", "2023-05-28", "week"),
+    ("in two weeks", "2023-05-22", "2023-05-22", "day"),
     ("the past three months", "2023-02-08", "2023-05-08", "range"),
     ("earlier this year", "2023-01-01", "2023-05-08", "range"),
     ("recently", "2023-04-08", "2023-05-08", "range"),
@@ -147,3 +147,22 @@ def test_tense_is_read_per_sentence():
 def test_present_tense_of_a_fixed_date_is_a_plan(text):
     [span] = find_time_expressions(text, datetime(2024, 3, 12, 9))
     assert span.start.isoformat() == "2024-09-29"
+
+
+@pytest.mark.parametrize(("text", "start", "end"), [
+    ("The open days run from the 4th to the 6th of October.", "2024-10-04", "2024-10-06"),
+    ("We were away 12-14 March.", "2024-03-12", "2024-03-14"),
+    ("The fair is on between June 2 and 5.", "2024-06-02", "2024-06-05"),
+    ("Bring the cake to the June picnic.", "2024-06-01", "2024-06-30"),
+    ("She booked a table for the 9th of May.", "2024-05-09", "2024-05-09"),
+], ids=["from-to-of", "dash-range", "month-first-range", "month-as-modifier", "booked-for-is-ahead"])
+def test_day_ranges_month_modifiers_and_bookings(text, start, end):
+    [span] = find_time_expressions(text, datetime(2024, 4, 20, 10))
+    assert (span.start.isoformat(), span.end.isoformat()) == (start, end)
+
+
+def test_a_tense_reader_decides_per_clause():
+    text = "I fly out on 14 May and we came back on 21 May."
+    cut = text.index(" and ")
+    spans = find_time_expressions(text, datetime(2024, 9, 10), tense_at=lambda at: at < cut)
+    assert [s.start.isoformat() for s in spans] == ["2025-05-14", "2024-05-21"]

@@ -25,7 +25,7 @@ from ...anchors import Attribute, Entity, Relation
 from ..base import Batch
 from ...timeparse import find_time_expressions, parse_datetime
 from .facts import FACT_KEY, _hedged, facts_of_doc
-from .grammar import is_first_person, span_text, subject_of
+from .grammar import is_first_person, span_text, speaker_pronouns, subject_of, tense_reader
 
 NER_TYPES = {
     "PERSON": "person", "ORG": "organization", "GPE": "place", "LOC": "place", "FAC": "place",
@@ -59,7 +59,11 @@ NOT_NAMES = {
 # Words a sentence starts with that the tagger glues to the name after them ("First Berlin").
 LEAD_WORDS = {"first", "then", "next", "finally", "also", "maybe", "just", "so", "and", "but", "oh", "well", "after",
               "before", "since", "even", "only", "poor", "little", "dear", "sweet", "both", "every", "each", "like",
-              "ha", "yes", "no", "hey", "hi", "thanks", "love", "miss", "say", "give", "tell"}
+              "ha", "yes", "no", "hey", "hi", "thanks", "love", "miss", "say", "give", "tell", "meanwhile",
+              "leave", "ask", "let", "call", "text", "send", "remind", "wish", "hope", "happy", "sadly", "luckily",
+              "apparently", "honestly", "anyway", "okay", "ok", "sorry", "sure", "when", "while", "if", "because",
+              "once", "senior", "junior", "deputy", "assistant", "chief", "principal", "did", "does", "has",
+              "can", "could", "should", "would", "shall", "might", "must", "congrats", "dear", "via"}
 # "I want to tell you ..." is conversation, not a wish worth a profile field.
 _TALK_VERBS = {"tell", "say", "ask", "share", "thank", "know", "hear", "talk", "let", "check", "chat", "catch",
                "mention", "remind", "show", "congratulate", "hug", "see", "send", "update", "give", "hang"}
@@ -100,7 +104,33 @@ def clean_name(text: str) -> str:
     words = text.split()
     while len(words) > 1 and (words[0].lower().strip(",!.") in NOT_NAMES or words[0].lower() in LEAD_WORDS):
         words.pop(0)
+    # "Ironwood Fitness on", "Copper Kettle café": lowercase words trailing a name are not part of it
+    while len(words) > 1 and words[-1][:1].islower() and words[0][:1].isupper():
+        words.pop()
     return " ".join(words)
+
+
+_NAME_JOINERS = {"of", "de", "da", "do", "dos", "das", "la", "le", "van", "von", "der", "den", "du", "del", "y", "&",
+                 "the", "on", "upon", "in"}
+
+
+def split_run_on(text: str) -> list[str]:
+    """A tagger's run-on span as the names in it: "Moorish Castle and Pena Palace" is two names,
+    "Ironwood Fitness on Albany Road" too ("on" joins "Stratford-upon-Avon"-like names only when the
+    next word is capitalised and the left part is one word); "Vila Nova de Gaia", "Bank of America" stay whole."""
+    words = text.split()
+    parts: list[list[str]] = [[]]
+    for k, w in enumerate(words):
+        low = w.lower()
+        if low in ("and", "or", "with", "at", "near", "by", "from", "to", "for") or (
+                low in ("on", "in") and len(parts[-1]) > 1):
+            parts.append([])
+        elif w[:1].islower() and low not in _NAME_JOINERS:
+            parts.append([])
+        else:
+            parts[-1].append(w)
+    names = [" ".join(p) for p in parts if p and p[0][:1].isupper()]
+    return names if len(names) > 1 else [text]
 
 
 def _looks_like_name(name: str) -> bool:
@@ -143,6 +173,8 @@ class ProfileBook:
         self._by_key: dict[str, Entity] = {}
         self._strong: set[str] = set()  # keys of entities typed by context: NER cannot change them
         self._when = batch.session_time or batch.session_id
+        self.last_person: str | None = None  # who "her"/"his" points at: the person named last
+        self.last_org: str | None = None  # what "there" points at in "I'm an analyst there"
 
     def canonical(self, name: str) -> tuple[str, str | None]:
         return canonical_name(name, self.speakers)
@@ -209,6 +241,12 @@ class ProfileBook:
     def entities(self) -> list[Entity]:
         return list(self._by_key.values())
 
+    def typed_by_context(self, ent: Entity) -> bool:
+        return ent.name.lower() in self._strong
+
+    def get(self, name: str) -> Entity | None:
+        return self._by_key.get(self.canonical(name)[0].lower())
+
 
 def canonical_name(name: str, speakers: list[str]) -> tuple[str, str | None]:
     """(canonical name, alias or None): "Mel" becomes Melanie when Melanie is a speaker."""
@@ -248,7 +286,15 @@ ROLE_PREDICATES = {
     "neighbour": "neighbor_of", "advisor": "advisor_of", "adviser": "advisor_of", "therapist": "therapist_of",
     "teacher": "teacher_of", "tutor": "tutor_of", "physio": "physio_of", "doctor": "doctor_of",
     "student": "student_of", "report": "reports_to", "intern": "reports_to",
+    "sis": "sister_of", "bro": "brother_of", "mam": "parent_of", "mama": "parent_of", "papa": "parent_of",
+    "hubby": "partner_of", "gran": "grandparent_of", "granny": "grandparent_of", "nan": "grandparent_of",
+    "nana": "grandparent_of", "grandad": "grandparent_of", "granddad": "grandparent_of",
+    "stepmom": "parent_of", "stepmum": "parent_of", "stepdad": "parent_of", "flatmate": "flatmate_of",
+    "housemate": "flatmate_of",
 }
+# Kin words people use as names ("Mum called", "ask Dad"): the speaker's own relative.
+KIN_NAMES = {"mum", "mom", "mam", "mama", "dad", "papa", "grandma", "grandpa", "granny", "gran", "nan", "nana",
+             "grandad", "granddad"}
 # "my running club, the Harbor Striders": the owner's relation to a named group.
 GROUP_PREDICATES = {
     "club": "member_of", "team": "member_of", "group": "member_of", "band": "member_of", "choir": "member_of",
@@ -260,7 +306,7 @@ GROUP_PREDICATES = {
 PRODUCT_NOUNS = {"model", "app", "tool", "library", "platform", "system", "chatbot", "product", "bot", "game",
                  "website", "site", "service", "framework", "device", "software", "assistant", "plugin", "package"}
 PROJECT_NOUNS = {"project", "initiative", "prototype", "thesis", "campaign", "program", "programme", "pipeline",
-                 "dataset", "benchmark", "module"}
+                 "dataset", "benchmark", "module", "robot", "rover", "drone", "dashboard", "startup idea"}
 _ORG_HEADS = {"clinic", "hospital", "institute", "university", "college", "school", "health", "group", "inc",
               "ltd", "llc", "labs", "lab", "analytics", "polytechnic", "academy", "foundation", "bank", "corp",
               "company", "co", "agency", "association", "society", "council", "department", "ministry", "club",
@@ -269,9 +315,10 @@ _ORG_HEADS = {"clinic", "hospital", "institute", "university", "college", "schoo
               "pharmacy", "nursery", "vets", "cafe", "café", "bakery", "restaurant", "hotel", "school"}
 _PLACE_HEADS = {"street", "st", "avenue", "ave", "road", "park", "lake", "mountain", "mountains", "hill", "hills",
                 "gate", "beach", "river", "trail", "bay", "island", "islands", "valley", "market", "square",
-                "bridge", "coast", "city", "county", "village", "town", "falls", "canyon", "forest", "peak"}
+                "bridge", "coast", "city", "county", "village", "town", "falls", "canyon", "forest", "peak", "castle",
+                "palace", "tower", "cathedral", "abbey", "harbour", "harbor", "pier", "quay", "lane", "close", "gardens"}
 _PLACE_LEADS = {"mount", "mt", "lake", "cape", "port", "fort", "san", "santa", "saint", "new"}
-_EVENT_HEADS = {"marathon", "festival", "conference", "workshop", "summit", "race", "cup", "championship", "fair",
+_EVENT_HEADS = {"challenge", "final", "finals", "qualifier", "open", "show", "marathon", "festival", "conference", "workshop", "summit", "race", "cup", "championship", "fair",
                 "expo", "concert", "parade", "gala", "tournament", "olympics", "games", "week", "symposium"}
 
 
@@ -280,6 +327,9 @@ def suffix_type(name: str) -> str | None:
     words = name.lower().replace(".", "").split()
     if len(words) < 2:
         return None
+    if re.fullmatch(r"[a-z]{0,3}\d+[a-z]{0,3}", words[-1]) and not words[-1].isdigit() or (
+            words[-1].isdigit() and len(words[-1]) >= 3 and name[:1].isupper()):
+        return "product"  # "Lumio X2", "SeaSense D1", "GrassHopper 300"
     if words[-1] in _EVENT_HEADS or words[0] in ("workshop", "conference"):
         return "event"
     if words[-1] in _ORG_HEADS:
@@ -306,10 +356,15 @@ def _name_of(token):
                     return grand
     if token.dep_ == "compound" and token.head.pos_ == "PROPN":
         return token.head
+    named = [c for c in token.children if token.text.islower() and c.dep_ == "compound" and c.pos_ == "PROPN" and c.i < token.i
+             and c.text[:1].isupper() and c.ent_type_ not in ("GPE", "DATE", "TIME", "NORP", "PERSON")]
+    if named:
+        return named[-1]
     if token.dep_ == "appos" and token.head.pos_ == "PROPN":
         return token.head  # "Dr. Aisha Bello, our clinical advisor"
     nxt = token.nbor(1) if token.i + 1 < len(token.doc) else None
-    if nxt is not None and _is_name(nxt) and nxt.ent_type_ in ("PERSON", "", "ORG") and nxt.text[:1].isupper():
+    if nxt is not None and _is_name(nxt) and nxt.ent_type_ in ("PERSON", "", "ORG", "GPE", "NORP") and \
+            nxt.text[:1].isupper():
         return nxt
     return None
 
@@ -346,7 +401,9 @@ def _quote(doc, a, b) -> str:
 
 def _possessor(book: ProfileBook, tok, speaker: Entity, other: str | None, source_id: str):
     """Whose "sister"/"dog"/"club" this is: my/our -> the speaker, your -> the listener, "Anna's" -> Anna."""
-    for c in tok.children:
+    # "My cousin Kenta": the parser hangs "my" on the name, with the role noun as its compound
+    kids = [*tok.children, *(tok.head.children if tok.dep_ == "compound" and tok.head.pos_ == "PROPN" else [])]
+    for c in kids:
         if c.dep_ != "poss":
             continue
         if c.lower_ in ("my", "our"):
@@ -357,9 +414,150 @@ def _possessor(book: ProfileBook, tok, speaker: Entity, other: str | None, sourc
             name = _full_name(c)
             if _looks_like_name(name):
                 return book.entity(name, "person", source_id, c.sent.text)
+        if c.lower_ in ("her", "his") and (named := _person_before(book, tok)) is not None:
+            return book.entity(named, "person", source_id)
     if tok.dep_ == "dobj" and tok.head.lemma_ in ("have", "adopt", "get", "own", "rescue", "foster"):
         return _owner(book, subject_of(tok.head), speaker, other, source_id)
+    if tok.sent.text.rstrip().endswith("?"):
+        return None
+    head = tok.head
+    # "I joined a climbing gym called X", "I'm leading the Quill project"
+    if tok.dep_ in ("dobj", "attr") and head.lemma_ in _MEMBER_VERBS | _BUILD_VERBS | {"work"}:
+        return _owner(book, subject_of(head), speaker, other, source_id)
+    # "I'm in the Elmstead chess club", "I play for the Red Kites", "I work on the Quill project"
+    if tok.dep_ == "pobj" and head.dep_ == "prep" and head.lower_ in ("in", "for", "with", "on", "at") and \
+            head.head.lemma_ in ("be", "play", "sing", "work", "volunteer", "train", "row", "swim", "run", "climb"):
+        return _owner(book, subject_of(head.head), speaker, other, source_id)
     return None
+
+
+PERSON_VERBS = {"say", "tell", "call", "text", "message", "email", "ask", "reply", "think", "feel", "laugh", "cry",
+                "smile", "marry", "graduate", "retire", "cook", "bake", "visit", "hug", "promise", "complain",
+                "reckon", "agree", "admit", "insist", "joke", "wonder", "remember", "forget", "decide", "come",
+                "turn", "propose", "date", "babysit", "phone", "ring", "moan", "beg", "whisper", "shout", "sing",
+                "dance", "knit", "scold", "sulk", "snore",
+                "texte"}  # the small model's lemma of "texted"
+
+
+def _personish(book: ProfileBook, ent) -> bool:
+    """A named span that stands for a person: NER says so, its profile says so, or it does what
+    people do ("Tasha said", "Marcus is coming", "Gethin texted")."""
+    known = book.get(clean_name(ent.text))
+    if known is not None and known.type == "person":
+        return True
+    if known is not None and book.typed_by_context(known):
+        return False
+    if ent.label_ == "PERSON":
+        return known is None or known.type in ("person", "other")
+    root = ent.root
+    return root.dep_ in ("nsubj", "nsubjpass") and root.head.lemma_.lower() in PERSON_VERBS and len(ent) <= 2
+
+
+def _person_before(book: ProfileBook, tok) -> str | None:
+    """The person "her"/"his"/"she" most likely means: the last person named before ``tok`` in its
+    utterance (not a speaker), else the last one named in the batch's earlier utterances."""
+    named = [e for e in tok.doc.ents if e.end <= tok.i and _personish(book, e)]
+    for ent in reversed(named):
+        name = clean_name(ent.text)
+        if _looks_like_name(name) and name.lower() not in NOT_NAMES and book.canonical(name)[0] not in book.speakers:
+            return book.canonical(name)[0]
+    return book.last_person
+
+
+def _named_org(ent: Entity) -> bool:
+    """An organisation by context or by its own name ("... Dental", "... Bank"), not by NER alone."""
+    return ent.type == "organization" and (any(a.key == "why" for a in ent.attributes) or
+                                           suffix_type(ent.name) == "organization")
+
+
+def _org_before(book: ProfileBook, tok) -> str | None:
+    """What "there" points at: the last organisation named before ``tok`` (this utterance first)."""
+    for ent in reversed([e for e in tok.doc.ents if e.end <= tok.i]):
+        known = book.get(clean_name(ent.text))
+        if known is not None and _named_org(known):
+            return known.name
+    return book.last_org
+
+
+_PLACE_MOTION = {"live", "move", "stay", "grow", "visit", "fly", "drive", "travel", "go", "head", "return", "settle",
+                 "base", "bear", "walk", "cycle", "relocate", "commute", "holiday", "come", "get", "arrive",
+                 "leave", "be"}
+
+
+def _place_types(book: ProfileBook, doc, source_id: str) -> None:
+    """A one-word name after "in/to/from/near" with a verb of living or going ("moved to Heworth",
+    "lives in Leeds", "back from Penarth") is a place, whatever NER says."""
+    for ent in doc.ents:
+        if ent.label_ in ("GPE", "LOC") or len(ent) > 2:
+            continue
+        root = ent.root
+        prep = root.head
+        if root.dep_ != "pobj" or prep.lower_ not in ("in", "to", "from", "near", "around") or prep.head is prep:
+            continue
+        verb = prep.head
+        if verb.pos_ == "ADV" and verb.head is not verb:  # "back from", "over in", "down to"
+            verb = verb.head
+        if verb.pos_ == "NOUN" and prep.lower_ in ("in", "near") and ent.label_ == "PERSON":
+            pass  # "the new branch in Penarth", "a flat near Totterdown"
+        elif verb.lemma_.lower() not in _PLACE_MOTION or (verb.lemma_ == "be" and prep.lower_ != "from"
+                                                          and ent.label_ != "PERSON"):
+            continue
+        name = clean_name(ent.text)
+        if not _looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name) not in (None, "place"):
+            continue
+        known = book.get(name)
+        if known is not None and book.typed_by_context(known):
+            continue
+        book.entity(name, "place", source_id, ent.sent.text,
+                    why=f'a place ("{_shorten(span_text(list(doc[verb.i:root.i + 1])) if verb.i < root.i else name, 60)}")')
+
+
+def _person_types(book: ProfileBook, doc, source_id: str) -> None:
+    """A name that does what people do ("Tasha said", "Marcus is coming") is a person, whatever NER says."""
+    for ent in doc.ents:
+        if ent.label_ in ("PERSON", "GPE", "LOC") or len(ent) > 2 or not _personish(book, ent):
+            continue
+        name = clean_name(ent.text)
+        if not _looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name):
+            continue
+        verb = ent.root.head
+        book.entity(name, "person", source_id, ent.sent.text,
+                    why=f'a person ("{_shorten(span_text([ent.root, verb]) if verb.i > ent.root.i else ent.text, 60)}")')
+
+
+def _kin_names(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
+    """"Mum called", "ask Dad": a kin word used as a name is the speaker's relative."""
+    for tok in doc:
+        low = tok.lower_
+        if low not in KIN_NAMES or not tok.text[:1].isupper() or tok.pos_ not in ("PROPN", "NOUN"):
+            continue
+        if any(c.dep_ in ("poss", "det") for c in tok.children) or tok.dep_ == "compound":
+            continue
+        if tok.sent.text.rstrip().endswith("?") and tok.dep_ == "npadvmod":
+            continue
+        name = tok.text[:1].upper() + low[1:]
+        said = _shorten(tok.sent.text, 60)
+        kin = book.entity(name, "person", source_id, tok.sent.text, why=f'{speaker.name}\'s {low} ("{said}")')
+        book.relation(kin, ROLE_PREDICATES.get(low, "parent_of"), speaker.name, source_id)
+
+
+def _addressed_kin(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
+    """"You're my little sis": the listener is the speaker's kin; "as your big brother": the speaker
+    is the listener's."""
+    if not other:
+        return
+    for tok in doc:
+        pred = ROLE_PREDICATES.get(tok.lemma_.lower())
+        if pred is None or pred == "reports_to" or _name_of(tok) is not None:
+            continue
+        poss = next((c.lower_ for c in tok.children if c.dep_ == "poss"), None)
+        if poss == "my" and tok.dep_ == "attr" and tok.head.lemma_ == "be" and not \
+                tok.sent.text.rstrip().endswith("?"):
+            subj = subject_of(tok.head)
+            if subj is not None and subj.lower_ == "you":
+                book.relation(book.entity(other, "person", source_id), pred, speaker.name, source_id)
+        elif poss == "your" and tok.dep_ == "pobj" and tok.head.lower_ == "as":
+            book.relation(speaker, pred, other, source_id)
 
 
 def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_id: str) -> Entity | None:
@@ -370,7 +568,8 @@ def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_i
         return speaker
     if subj.lower_ == "you" and other:
         return book.entity(other, "person", source_id)
-    if subj.pos_ == "PROPN" and subj.ent_type_ in ("PERSON", "") and subj.text[:1].isupper():
+    if subj.pos_ == "PROPN" and subj.text[:1].isupper() and (subj.ent_type_ in ("PERSON", "") or (
+            (known := book.get(_full_name(subj))) is not None and known.type == "person")):
         name = _full_name(subj)
         if _looks_like_name(name) and name.lower() not in NOT_NAMES:
             return book.entity(name, "person", source_id, subj.sent.text)
@@ -429,6 +628,13 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             book.relation(owner, "owns_pet", pet.name, source_id)
             book.attribute(owner, "pet", said, source_id) if said.lower() in doc.text.lower() else None
         elif kind == "role":
+            if owner is None and lemma not in FAMILY:
+                # "Marcus, a coach at Ironbridge Gym": a person by role, working where the role is
+                person = book.entity(name, "person", source_id, tok.sent.text, why=f'a {lemma} ("{said}")')
+                for prep in (g for g in tok.children if g.dep_ == "prep" and g.lower_ in ("at", "for", "with")):
+                    _relate(book, person, "works_at", next((g for g in prep.children if g.dep_ == "pobj"), None),
+                            source_id)
+                continue
             if owner is None or owner.name.lower() == name.lower():
                 continue
             person = book.entity(name, "person", source_id, tok.sent.text, why=f"{owner.name}'s {lemma} (\"{said}\")")
@@ -457,7 +663,11 @@ _PLACE_VERBS = {("live", "in"): "lives_in", ("move", "to"): "lives_in", ("reloca
                 ("volunteer", "at"): "volunteers_at", ("volunteer", "with"): "volunteers_at", ("volunteer", "for"): "volunteers_at",
                 ("study", "at"): "studies_at", ("enroll", "at"): "studies_at", ("enroll", "in"): "studies_at",
                 ("enrol", "at"): "studies_at", ("major", "in"): None, ("be", "from"): "from", ("come", "from"): "from",
-                ("grow", "in"): "grew_up_in", ("work", "on"): "works_on", ("join", "at"): "works_at"}
+                ("grow", "in"): "grew_up_in", ("work", "on"): "works_on", ("join", "at"): "works_at",
+                ("play", "for"): "member_of", ("sing", "in"): "member_of", ("play", "in"): "member_of",
+                ("row", "for"): "member_of", ("run", "with"): "member_of", ("climb", "at"): "member_of",
+                ("train", "at"): "member_of", ("teach", "at"): "works_at", ("lecture", "at"): "works_at",
+                ("research", "at"): "studies_at", ("live", "near"): "lives_in", ("stay", "in"): None}
 _ATTRIBUTE_KEYS = {("work", "as"): "occupation", ("major", "in"): "studies"}
 _TARGET_TYPES = {"lives_in": "place", "moved_from": "place", "from": "place", "grew_up_in": "place",
                  "works_at": "organization", "volunteers_at": "organization", "studies_at": "organization",
@@ -466,6 +676,11 @@ _WHY = {"lives_in": "place where {who} lives", "moved_from": "place {who} moved 
         "grew_up_in": "where {who} grew up", "works_at": "organization where {who} works",
         "volunteers_at": "organization where {who} volunteers", "studies_at": "where {who} studies",
         "member_of": "group {who} belongs to", "works_on": "project {who} works on"}
+_MEMBER_VERBS = {"join", "rejoin"}
+_DEGREE_NOUNS = {"msc", "bsc", "ma", "ba", "mba", "phd", "doctorate", "degree", "masters", "master", "bachelor",
+                 "course", "diploma", "apprenticeship", "pgce", "undergrad", "postgrad", "residency"}
+_STUDENT_NOUNS = {"student", "undergrad", "undergraduate", "postgrad", "phd", "fresher", "sophomore", "junior",
+                  "senior", "grad", "postdoc", "researcher", "lecturer", "candidate"}
 _BUILD_VERBS = {"build", "develop", "design", "launch", "lead", "run", "create", "found", "start", "code",
                 "write", "ship", "release", "train", "maintain", "manage"}
 _JOB_NOUNS = {"job", "work", "internship", "position", "role", "office", "shift", "placement"}
@@ -498,6 +713,11 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
     conditional = any(c.lower_ in ("would", "'d", "might", "could") for c in children) or _hedged(verb)
     future = any(c.dep_ == "aux" and c.lower_ in ("will", "'ll", "shall", "gonna") for c in children)
     is_speaker = who is speaker
+    if lemma == "stand" and negated and any(c.lower_ in ("ca", "can", "could") for c in children):
+        obj = next((c for c in children if c.dep_ in ("dobj", "xcomp")), None)  # "I can't stand the treadmill"
+        if obj is not None and obj.pos_ != "PRON" and obj.lower_ not in _VAGUE_OBJECTS:
+            book.relation(who, "dislikes", _phrase(obj, 6), source_id)
+        return
     if lemma in _LIKE and not conditional:
         obj = next((c for c in children if c.dep_ in ("dobj", "xcomp", "ccomp")), None)
         if obj is not None and obj.lower_ not in _VAGUE_OBJECTS and obj.pos_ != "PRON":
@@ -526,6 +746,20 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
         if obj is not None and obj.pos_ != "PRON" and obj.lower_ not in _VAGUE_OBJECTS and obj.pos_ != "PROPN":
             key = {"study": "studies", "learn": "learning", "teach": "teaches", "play": "plays"}[lemma]
             book.attribute(speaker, key, _phrase(obj, 6), source_id)
+    if lemma == "be" and negated:
+        for c in children:  # "I'm not a fan of slugs"
+            of = next((g for g in c.children if g.dep_ == "prep" and g.lower_ == "of"), None)
+            if c.dep_ == "attr" and c.lemma_ in ("fan", "lover") and of is not None:
+                pobj = next((g for g in of.children if g.dep_ == "pobj"), None)
+                if pobj is not None and pobj.pos_ != "PRON":
+                    book.relation(who, "dislikes", _phrase(pobj, 6), source_id)
+    if lemma == "be" and not negated:
+        for c in children:  # "I'm sick of cold calls", "I'm tired of the commute"
+            if c.dep_ == "acomp" and c.lemma_ in ("sick", "tired", "fed"):
+                of = next((g for g in c.subtree if g.dep_ == "prep" and g.lower_ == "of"), None)
+                pobj = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
+                if pobj is not None and pobj.pos_ != "PRON" and pobj.lower_ not in _VAGUE_OBJECTS:
+                    book.relation(who, "dislikes", _phrase(pobj, 6), source_id)
     if negated or conditional or future:
         return
     if lemma == "be":
@@ -538,16 +772,29 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
                         name = _target_name(pobj)
                         book.relation(who, "likes", book.entity(name, "other", source_id).name if name
                                       else _phrase(pobj), source_id)
+                elif c.lemma_ == "fan" and negated:
+                    pass
                 elif c.lemma_ == "member" and of is not None:
                     _relate(book, who, "member_of", next((g for g in of.children if g.dep_ == "pobj"), None), source_id)
                 elif c.lemma_ not in _NOT_IDENTITY and c.lemma_ not in ROLE_PREDICATES and any(
                         g.dep_ == "det" and g.lower_ in ("a", "an") for g in c.children):
                     if is_speaker:
                         book.attribute(speaker, "is", _phrase(c, 6), source_id)
+                    # "I'm a data analyst there": the organisation named just before
+                    org_name = _org_before(book, c)
+                    if org_name and any(g.lower_ == "there" and g.dep_ == "advmod" for g in [*c.children, *children]):
+                        org = book.entity(org_name, "organization", source_id)
+                        book.relation(who, "studies_at" if c.lemma_ in _STUDENT_NOUNS else "works_at", org.name,
+                                      source_id)
+                    # "Sofie is a barista in Hamburg": where one works is where one lives
+                    for prep in (g for g in c.children if g.dep_ == "prep" and g.lower_ == "in"):
+                        pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
+                        if pobj is not None and pobj.ent_type_ == "GPE":
+                            _relate(book, who, "lives_in", pobj, source_id)
                     # "I'm a nurse at Cedar Clinic", "I'm a student at Porto Polytechnic"
                     for prep in (g for g in c.children if g.dep_ == "prep" and g.lower_ in ("at", "for", "with")):
                         pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
-                        _relate(book, who, "studies_at" if c.lemma_ in ("student", "undergrad", "phd")
+                        _relate(book, who, "studies_at" if c.lemma_ in _STUDENT_NOUNS
                                 else "works_at", pobj, source_id)
             if c.dep_ == "acomp" and c.lemma_ in ("passionate", "interested", "into") and is_speaker:
                 prep = next((g for g in c.children if g.dep_ == "prep"), None)
@@ -558,12 +805,19 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
     dobj = next((c for c in children if c.dep_ == "dobj"), None)
     if lemma == "join" and dobj is not None:
         _relate(book, who, "member_of", dobj, source_id)
-    elif lemma in _BUILD_VERBS and dobj is not None and dobj.ent_type_ not in ("PERSON", "GPE", "LOC", "DATE"):
+    elif lemma in _BUILD_VERBS and dobj is not None and dobj.ent_type_ not in ("PERSON", "GPE", "DATE", "NORP"):
         _relate(book, who, "works_on", dobj, source_id)
     elif lemma in ("call", "name") and dobj is not None and dobj.lower_ == "it":
         oprd = next((c for c in children if c.dep_ in ("oprd", "xcomp", "attr", "npadvmod") and c.pos_ == "PROPN"), None)
         if oprd is not None:
             _relate(book, who, "works_on", oprd, source_id)
+    if lemma == "work" and any(c.lower_ == "there" and c.dep_ == "advmod" for c in children) and \
+            (org_name := _org_before(book, verb)):
+        book.relation(who, "works_at", book.entity(org_name, "organization", source_id).name, source_id)
+    # "I'm doing an MSc at the University of X", "she's starting a PhD at Y"
+    if dobj is not None and dobj.lemma_.lower() in _DEGREE_NOUNS:
+        for prep in (g for g in [*dobj.children, *children] if g.dep_ == "prep" and g.lower_ in ("at", "with")):
+            _relate(book, who, "studies_at", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
     for prep in (c for c in children if c.dep_ == "prep"):
         pair = (lemma, prep.lower_)
         pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
@@ -596,6 +850,10 @@ def _subject_entity(book: ProfileBook, verb, speaker: Entity, other: str | None,
         return speaker
     if subj.lower_ == "you":
         return None  # what the listener does is mostly asked or praised, not stated
+    if subj.lower_ in ("who", "that") and verb.dep_ == "relcl":
+        return _owner(book, verb.head, speaker, other, source_id)  # "my cousin Kenta, who lives in Osaka"
+    if subj.lower_ in ("she", "he") and (named := _person_before(book, subj)) is not None:
+        return book.entity(named, "person", source_id)  # "Tasha? She lives in Bristol now"
     return _owner(book, subj, speaker, other, source_id)
 
 
@@ -603,6 +861,7 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
     """Profiles for the batch: one per speaker and per named thing, with attributes, relations and facts."""
     book = ProfileBook(batch)
     ref = parse_datetime(batch.session_time) if batch.session_time else None
+    pronouns = speaker_pronouns([u.text for u in batch.utterances], book.speakers)
     for utt, doc in zip(batch.utterances, docs):
         speaker = book.entity(utt.speaker, "person", utt.id)
         others = [s for s in book.speakers if s != utt.speaker]
@@ -612,9 +871,13 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
             in_entity.update(range(ent.start, ent.end))
             if ent.label_ not in NER_TYPES:
                 continue
-            name = clean_name(ent.text)
-            if _looks_like_name(name) and name.lower() not in NOT_NAMES:
-                book.entity(name, NER_TYPES[ent.label_], utt.id, ent.sent.text)
+            text = ent.text
+            if ent[0].tag_ == "MD" and len(ent) > 1:  # "Will Ruth come?"
+                text = ent[1:].text
+            for name in split_run_on(clean_name(text)):
+                name = clean_name(name)
+                if _looks_like_name(name) and name.lower() not in NOT_NAMES:
+                    book.entity(name, NER_TYPES[ent.label_], utt.id, ent.sent.text)
         # Proper nouns the NER missed (projects, pets, nicknames); finalize keeps those that recur.
         run: list = []
         for tok in [*doc, None]:
@@ -626,6 +889,10 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
                 if _looks_like_name(name) and name.lower() not in NOT_NAMES:
                     book.entity(name, "other", utt.id, run[0].sent.text)
                 run = []
+        _place_types(book, doc, utt.id)
+        _person_types(book, doc, utt.id)
+        _kin_names(book, doc, speaker, utt.id)
+        _addressed_kin(book, doc, speaker, other, utt.id)
         _noun_patterns(book, doc, speaker, other, utt.id)
         _job_patterns(book, doc, speaker, utt.id)
         for tok in doc:
@@ -635,8 +902,17 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
             who = _subject_entity(book, tok, speaker, other, utt.id)
             if who is not None and who.type in ("person", "other"):
                 _verb_patterns(book, tok, who, speaker, utt.id)
-        spans = find_time_expressions(utt.text, ref) if ref else []
-        for fact in facts_of_doc(doc, utt.speaker, other, utt.id, spans):
+        for ent in doc.ents:
+            name = clean_name(ent.text)
+            if not _looks_like_name(name) or name.lower() in NOT_NAMES:
+                continue
+            known = book.get(name)
+            if _personish(book, ent) and book.canonical(name)[0] not in book.speakers:
+                book.last_person = book.canonical(name)[0]
+            elif known is not None and _named_org(known):
+                book.last_org = known.name
+        spans = find_time_expressions(utt.text, ref, tense_reader(doc)) if ref else []
+        for fact in facts_of_doc(doc, utt.speaker, other, utt.id, spans, pronouns.get(utt.speaker, "they")):
             holder = speaker
             if fact.about:
                 if not _looks_like_name(fact.about) or fact.about.lower() in NOT_NAMES:

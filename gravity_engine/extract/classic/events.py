@@ -19,7 +19,7 @@ from ...anchors import Event
 from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
 from ..base import Batch
 from .entities import canonical_name, clean_name
-from .grammar import clause_tokens, is_first_person, subject_of, third_person
+from .grammar import clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader, third_person
 
 EVENTIVE = {
     "go", "visit", "start", "begin", "finish", "complete", "adopt", "get", "buy", "run", "sign", "join", "attend",
@@ -117,6 +117,56 @@ def _tense(verb) -> str:
     return "present"
 
 
+def _span_tokens(tokens, span: TimeSpan) -> list:
+    return [t for t in tokens if t.idx < span.char_end and t.idx + len(t) > span.char_start]
+
+
+def _hops(tok, verb) -> int:
+    """Steps up the parse from ``tok`` to ``verb`` (99 when ``verb`` is not above it); a possessive
+    on the way ("last Friday's qualifier") counts as far."""
+    hops, penalty = 0, 0
+    while tok.i != verb.i and hops < 12:
+        if tok.dep_ == "poss" or tok.tag_ == "POS":
+            penalty = 20
+        if tok.head is tok:
+            return 99
+        tok, hops = tok.head, hops + 1
+    return hops + penalty if tok.i == verb.i else 99
+
+
+def _nearest_span(tokens, verb, spans: list[TimeSpan]) -> TimeSpan | None:
+    """The time expression of the clause that hangs closest on its verb: "the results of last
+    Friday's qualifier came out this morning" is dated this morning."""
+    best, best_hops = None, 1000
+    for span in spans:
+        inside = _span_tokens(tokens, span)
+        if inside:
+            hops = min(_hops(t, verb) for t in inside)
+            if hops < best_hops:
+                best, best_hops = span, hops
+    return best
+
+
+def _split_dated_conjuncts(tokens, verb, spans: list[TimeSpan]) -> list:
+    """Drop a conjoined verb that carries its own time expression from the clause: "fly out on 14
+    May and come back on 21 May" is two events, each dated by its own expression."""
+    if not spans:
+        return tokens
+    drop: set[int] = set()
+    for conj in (c for c in verb.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")):
+        sub = list(conj.subtree)
+        if any(_span_tokens(sub, s) for s in spans) and any(
+                _span_tokens([t for t in tokens if t.i not in {x.i for x in sub}], s) for s in spans):
+            drop.update(t.i for t in sub)
+            drop.update(c.i for c in verb.children if c.dep_ == "cc" and verb.i < c.i < conj.i)
+    if not drop:
+        return tokens
+    kept = [t for t in tokens if t.i not in drop]
+    while kept and (kept[-1].is_punct or kept[-1].dep_ == "cc"):
+        kept.pop()
+    return kept
+
+
 def _overlaps(tokens, span: TimeSpan) -> bool:
     return any(t.idx < span.char_end and t.idx + len(t) > span.char_start for t in tokens)
 
@@ -178,13 +228,16 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
     """Events of the batch, one per qualifying clause, each citing its utterance."""
     ref = _session_day(batch)
     speakers = sorted({*batch.speakers, *(u.speaker for u in batch.utterances)})
+    pronouns = speaker_pronouns([u.text for u in batch.utterances], speakers)
     events: list[Event] = []
     seen: set[str] = set()
     for utt, doc in zip(batch.utterances, docs):
         others = [s for s in speakers if s != utt.speaker]
         other = others[0] if len(others) == 1 else None
-        spans = find_time_expressions(utt.text, ref)
+        spans = find_time_expressions(utt.text, ref, tense_reader(doc))
         used: set[int] = set()
+        first_of_utt = len(events)
+        event_spans: dict[str, tuple] = {}
         for verb in doc:
             if verb.pos_ not in ("VERB", "AUX") or verb.dep_ in ("aux", "auxpass") or verb.i in used:
                 continue
@@ -199,10 +252,10 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
             if lemma in ("do", "be", "have") and span_free(spans, verb) or (
                     lemma == "get" and verb.tag_ == "VBN" and tense == "past"):
                 continue  # "I did", "I've got guts": no event
-            tokens = _event_tokens(verb, subj)
+            tokens = _split_dated_conjuncts(_event_tokens(verb, subj), verb, spans)
             if len(tokens) < (3 if implicit else 4):
                 continue
-            span = next((s for s in spans if _overlaps(tokens, s)), None)
+            span = _nearest_span(tokens, verb, spans)
             if span is not None:
                 if lemma in STATIVE or (lemma in ("be", "have") and not any(
                         c.dep_ in ("prep", "attr", "dobj") for c in verb.children)):
@@ -218,7 +271,7 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
                 elif not ((subj.pos_ == "PROPN" or any(c.dep_ == "poss" and c.lower_ in ("my", "our")
                                                        for c in subj.children)) and lemma in EVENTIVE):
                     continue
-            what = _FILLER.sub("", third_person(tokens, utt.speaker, other)).strip()
+            what = _FILLER.sub("", third_person(tokens, utt.speaker, other, pronouns.get(utt.speaker, "they"))).strip()
             if implicit:
                 what = _implicit_prefix(utt.speaker, tokens[0]) + what[:1].lower() + what[1:]
             what = what[:1].upper() + what[1:]
@@ -245,5 +298,80 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
                 bound = "after" if tense == "future" else "day" if tense in ("progressive", "present") else "before"
                 event.date_start = event.date_end = ref.isoformat()
                 event.granularity = bound
+            event_spans[event.id] = (span, verb)
             events.append(event)
+        _date_by_leftover_spans(events[first_of_utt:], event_spans, spans, doc, utt, other, speakers, batch, seen,
+                                events, pronouns)
     return events
+
+
+def _hang_verb(tok):
+    """The verb a token of a time expression hangs on (None when it hangs on no verb)."""
+    hops = 0
+    while tok is not None and hops < 8:
+        if tok.pos_ in ("VERB", "AUX") and tok.dep_ not in ("aux", "auxpass"):
+            return tok
+        if tok.head is tok:
+            return None
+        tok, hops = tok.head, hops + 1
+    return None
+
+
+def _date_by_leftover_spans(utt_events: list[Event], event_spans: dict, spans: list[TimeSpan], doc, utt,
+                            other: str | None, speakers: list[str], batch: Batch, seen: set[str],
+                            events: list[Event], pronouns: dict[str, str]) -> None:
+    """A time expression that dated no event of its utterance still dates something said there:
+    an undated event of the same sentence takes it ("Ironwood gave me a free induction with a
+    coach, it's on Thursday evening"); otherwise the clause it hangs on becomes an event of its own
+    ("Registration closes in two weeks", "a PhD place starting in October")."""
+    used = {id(sp) for sp, _ in event_spans.values() if sp is not None}
+    for span in spans:
+        if id(span) in used or span.text.lower() in _VAGUE_SPAN_WORDS:
+            continue
+        tok = next((t for t in doc if t.idx <= span.char_start < t.idx + len(t)), None)
+        if tok is None or tok.sent.text.rstrip().endswith("?"):
+            continue
+        sent = tok.sent
+        undated = [e for e in utt_events if event_spans.get(e.id, (None, None))[0] is None
+                   and (v := event_spans[e.id][1]) is not None and v.sent.start == sent.start]
+        if len(undated) == 1:
+            _set_span(undated[0], span)
+            event_spans[undated[0].id] = (span, event_spans[undated[0].id][1])
+            used.add(id(span))
+            continue
+        verb = _hang_verb(tok)
+        if verb is None or verb.lemma_.lower() in STATIVE:
+            continue
+        tokens = clause_tokens(verb)
+        if verb.dep_ in ("acl", "relcl") and verb.head.pos_ in ("NOUN", "PROPN"):
+            head = verb.head
+            noun = [t for t in head.subtree if head.left_edge.i <= t.i <= head.i and t.dep_ not in ("relcl", "acl")]
+            tokens = sorted({t.i: t for t in [*noun, *tokens]}.values(), key=lambda t: t.i)
+        else:
+            subj = subject_of(verb)
+            if subj is not None and all(t.i != subj.i for t in tokens) and subj.i < verb.i:
+                tokens = [*subj.subtree, *tokens] if subj.pos_ in ("NOUN", "PROPN") else [subj, *tokens]
+        tokens = [t for t in tokens if not t.is_punct or t.text in ("-", "'")]
+        if len(tokens) < 3:
+            continue
+        what = _FILLER.sub("", third_person(tokens, utt.speaker, other, pronouns.get(utt.speaker, "they"))).strip()
+        what = what[:1].upper() + what[1:]
+        if what.lower() in seen or len(what.split()) < 3:
+            continue
+        seen.add(what.lower())
+        event = Event(id=f"ev-b{batch.index}-{len(events) + 1}", what=what,
+                      participants=_participants(tokens, subject_of(verb), utt.speaker, other, speakers),
+                      where=_where(tokens, verb), session_id=batch.session_id, session_date=batch.session_time,
+                      source_ids=[utt.id])
+        _set_span(event, span)
+        used.add(id(span))
+        events.append(event)
+
+
+_VAGUE_SPAN_WORDS = {"recently", "lately", "these days", "today", "tonight", "now"}
+
+
+def _set_span(event: Event, span: TimeSpan) -> None:
+    event.when_text = span.text
+    event.date_start, event.date_end = span.start.isoformat(), span.end.isoformat()
+    event.granularity = span.granularity

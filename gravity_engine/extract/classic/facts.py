@@ -209,7 +209,7 @@ def _chitchat_be(verb) -> bool:
 
 
 def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
-                 spans: list[TimeSpan] | None = None) -> list[Fact]:
+                 spans: list[TimeSpan] | None = None, pronoun: str = "they") -> list[Fact]:
     """The facts one utterance states about its speaker (at most MAX_FACTS_PER_UTTERANCE, most specific)."""
     spans = spans or []
     found: list[Fact] = []
@@ -255,7 +255,7 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
             tokens = _trim(tokens[:MAX_FACT_WORDS + 1])
             if not tokens:
                 continue
-        text = third_person(tokens, speaker, other)
+        text = third_person(tokens, speaker, other, pronoun)
         if kind == "implicit":
             from .events import _implicit_prefix
 

@@ -6,6 +6,8 @@ Caroline becomes "Caroline went"), so an extracted field can still be checked ag
 
 from __future__ import annotations
 
+import re
+
 FIRST_PERSON = {"i", "we"}
 _SUBJECT_DEPS = {"nsubj", "nsubjpass", "expl"}
 _LEADING_FILLERS = {"so", "well", "oh", "and", "but", "also", "anyway", "actually", "yeah", "btw", "when", "while",
@@ -85,11 +87,37 @@ def _third_person_verb(tok) -> str:
 
 def _agrees_with(verb, subjects: set[int]) -> bool:
     holder = verb.head if verb.dep_ in ("aux", "auxpass") else verb
+    while holder.dep_ == "conj" and not has_own_subject(holder) and holder.head is not holder:
+        holder = holder.head  # "I fly out ... and come back": "come" agrees with "I"
     return any(c.i in subjects for c in holder.children)
 
 
-def third_person(tokens, speaker: str, other: str | None = None) -> str:
-    """The clause reworded with the speaker's name for I/me/my (and the listener's for you/your)."""
+_PRONOUN_FORMS = {"she": ("her", "herself"), "he": ("his", "himself"), "they": ("their", "themselves")}
+
+
+def speaker_pronouns(texts: list[str], speakers: list[str]) -> dict[str, str]:
+    """"she", "he" or "they" per speaker, from how the conversation refers to them: the pronoun that
+    most often follows the name in the same sentence ("Priya said she ..."); "they" when unsure."""
+    out: dict[str, str] = {}
+    for speaker in speakers:
+        first = re.escape(speaker.split()[0])
+        counts = {"she": 0, "he": 0}
+        pattern = re.compile(rf"\b{first}\b[^.!?]{{0,80}}?\b(she|her|hers|he|him|his)\b", re.I)
+        for text in texts:
+            for m in pattern.finditer(text):
+                counts["she" if m.group(1).lower() in ("she", "her", "hers") else "he"] += 1
+        best = max(counts, key=counts.get)
+        out[speaker] = best if counts[best] >= 2 and counts[best] > 2 * min(counts.values()) else "they"
+    return out
+
+
+def third_person(tokens, speaker: str, other: str | None = None, pronoun: str = "they") -> str:
+    """The clause reworded with the speaker's name for I/me/my (and the listener's for you/your).
+
+    Once the speaker's name is the subject, "my"/"myself" become a pronoun ("Priya made her first
+    bowl", not "Priya made Priya's first bowl"); ``pronoun`` is "she", "he" or "they"."""
+    possessive, reflexive = _PRONOUN_FORMS.get(pronoun, _PRONOUN_FORMS["they"])
+    named = False
     out: list[str] = []
     # Subjects that become a third-person singular name; their verbs must agree ("I am" -> "is").
     renamed = {"i"} | ({"you"} if other else set())
@@ -97,8 +125,13 @@ def third_person(tokens, speaker: str, other: str | None = None) -> str:
     for k, tok in enumerate(tokens):
         low = tok.lower_
         word = tok.text
-        if low in ("i", "me", "myself"):
+        if low == "myself" and named:
+            word = reflexive
+        elif low in ("i", "me", "myself"):
             word = speaker
+            named = named or (low == "i" and tok.dep_ in _SUBJECT_DEPS)
+        elif low == "my" and named:
+            word = possessive
         elif low in ("my", "mine"):
             word = f"{speaker}'s"
         elif low == "we":
@@ -111,7 +144,9 @@ def third_person(tokens, speaker: str, other: str | None = None) -> str:
             word = other
         elif other and low in ("your", "yours"):
             word = f"{other}'s"
-        elif tok.tag_ == "VBP" and _agrees_with(tok, singular_subjects):
+        elif (tok.tag_ == "VBP" or (tok.tag_ == "VB" and tok.dep_ == "conj" and not any(
+                c.dep_ in ("aux", "auxpass") for c in tok.children) and tok.head.tag_ == "VBP")) \
+                and _agrees_with(tok, singular_subjects):
             word = _third_person_verb(tok)
         elif low in ("'ll", "'d") and tok.dep_ in ("aux", "auxpass"):
             word = "will" if low == "'ll" else ("would" if tok.head.tag_ == "VB" else "had")
@@ -124,3 +159,57 @@ def third_person(tokens, speaker: str, other: str | None = None) -> str:
             nxt = tokens[k + 1]
             out.append(tok.whitespace_ if nxt.i == tok.i + 1 else " ")
     return "".join(out).strip()
+
+
+_FUTURE_WORDS = {"will", "'ll", "shall", "gonna", "wo"}
+_PAST_AUX = {"was", "were", "had", "'d", "did"}
+_HEDGE_MODALS = {"would", "could", "might", "may", "should", "must", "can", "ca"}
+
+
+def verb_tense(verb, depth: int = 0) -> bool | None:
+    """Whether a verb's clause speaks of the future (True), the past (False), or does not say (None).
+
+    For dating a time expression said without a year or a direction: the present of a fixed date is
+    a plan ("I fly out on 14 May", "the race is in March", "Lukas is off to Hamburg on Friday"), so
+    it counts as future; an infinitive is what lies ahead of its head ("asked me to run it in
+    September"); a conjoined verb without auxiliaries shares its head's ("I'll fly out ... and come
+    back on 21 May").
+    """
+    aux = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
+    words = {c.lower_ for c in aux}
+    if words & _FUTURE_WORDS:
+        return True
+    if verb.lemma_ == "go" and verb.tag_ == "VBG" and any(c.dep_ == "xcomp" for c in verb.children):
+        return not (words & _PAST_AUX)  # "I'm going to", not "I was going to"
+    if verb.lower_ == "used" or words & {"did"} or verb.tag_ == "VBD":
+        return False
+    if verb.tag_ == "VBN":
+        return False if words & {"have", "'ve", "has", "had", "'d", "was", "were"} or not words else True
+    if words & _HEDGE_MODALS:
+        return None
+    if verb.tag_ == "VB" and "to" in words:
+        return True
+    if not aux and verb.dep_ in ("conj", "xcomp", "advcl") and verb.head is not verb and depth < 4:
+        return verb_tense(verb.head, depth + 1)
+    if verb.tag_ == "VBG":
+        return not (words & _PAST_AUX)
+    if verb.tag_ in ("VBZ", "VBP"):
+        return True
+    return None
+
+
+def tense_reader(doc):
+    """``tense_at(char_offset)`` for ``timeparse.find_time_expressions``: the tense of the verb the
+    token at that offset hangs on."""
+    def tense_at(offset: int) -> bool | None:
+        tok = next((t for t in doc if t.idx <= offset < t.idx + len(t)), None)
+        hops = 0
+        while tok is not None and hops < 8:
+            if tok.pos_ in ("VERB", "AUX") and tok.dep_ not in ("aux", "auxpass"):
+                return verb_tense(tok)
+            if tok.head is tok:
+                return None
+            tok = tok.head
+            hops += 1
+        return None
+    return tense_at
