@@ -607,6 +607,10 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             subj = next((c for c in tok.head.children if c.dep_ == "nsubj"), None)
             if subj is not None and subj.pos_ == "PROPN":
                 name_tok = subj
+        if name_tok is None and tok.dep_ in ("nsubj", "nsubjpass") and tok.head.lemma_ == "be":
+            attr = next((c for c in tok.head.children if c.dep_ == "attr" and c.pos_ == "PROPN"), None)
+            if attr is not None:
+                name_tok = attr  # "my new manager will be Owen Price"
         if name_tok is None and kind in ("product", "project"):
             name_tok = _name_before_comma(tok)  # "MedLLM, the medical question-answering model"
         if name_tok is None:
@@ -683,7 +687,11 @@ _STUDENT_NOUNS = {"student", "undergrad", "undergraduate", "postgrad", "phd", "f
                   "senior", "grad", "postdoc", "researcher", "lecturer", "candidate"}
 _BUILD_VERBS = {"build", "develop", "design", "launch", "lead", "run", "create", "found", "start", "code",
                 "write", "ship", "release", "train", "maintain", "manage"}
-_JOB_NOUNS = {"job", "work", "internship", "position", "role", "office", "shift", "placement"}
+_JOB_NOUNS = {"job", "work", "internship", "position", "role", "office", "shift", "placement", "notice", "contract",
+              "probation", "team", "department", "desk", "colleague", "colleagues"}
+_TAKE_JOB_VERBS = {"get", "land", "accept", "take", "start", "begin", "love", "hate", "keep", "quit", "leave"}
+_HOME_NOUNS = {"flat", "house", "home", "apartment", "place", "street", "neighbourhood", "neighborhood", "move",
+               "bungalow", "cottage", "garden", "allotment"}
 
 
 def _target_name(pobj) -> str | None:
@@ -776,7 +784,8 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
                     pass
                 elif c.lemma_ == "member" and of is not None:
                     _relate(book, who, "member_of", next((g for g in of.children if g.dep_ == "pobj"), None), source_id)
-                elif c.lemma_ not in _NOT_IDENTITY and c.lemma_ not in ROLE_PREDICATES and any(
+                elif c.lemma_ not in _NOT_IDENTITY and (c.lemma_ not in ROLE_PREDICATES or c.lemma_ in _STUDENT_NOUNS
+                                                         or c.lemma_ == "coach") and any(
                         g.dep_ == "det" and g.lower_ in ("a", "an") for g in c.children):
                     if is_speaker:
                         book.attribute(speaker, "is", _phrase(c, 6), source_id)
@@ -792,7 +801,8 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
                         if pobj is not None and pobj.ent_type_ == "GPE":
                             _relate(book, who, "lives_in", pobj, source_id)
                     # "I'm a nurse at Cedar Clinic", "I'm a student at Porto Polytechnic"
-                    for prep in (g for g in c.children if g.dep_ == "prep" and g.lower_ in ("at", "for", "with")):
+                    for prep in (g for g in c.subtree if g.dep_ == "prep" and g.lower_ in ("at", "for", "with")
+                                 and g.head.pos_ in ("NOUN", "PROPN") and g.head.i <= c.i):
                         pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
                         _relate(book, who, "studies_at" if c.lemma_ in _STUDENT_NOUNS
                                 else "works_at", pobj, source_id)
@@ -818,6 +828,13 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
     if dobj is not None and dobj.lemma_.lower() in _DEGREE_NOUNS:
         for prep in (g for g in [*dobj.children, *children] if g.dep_ == "prep" and g.lower_ in ("at", "with")):
             _relate(book, who, "studies_at", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
+    # "I'm writing the navigation code for Otter", "I did the wiring on Otter": a known project
+    for prep in [c for c in children if c.dep_ == "prep" and c.lower_ in ("for", "on")] + (
+            [g for g in dobj.children if g.dep_ == "prep" and g.lower_ in ("for", "on")] if dobj is not None else []):
+        pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.pos_ == "PROPN"), None)
+        known = book.get(_full_name(pobj)) if pobj is not None else None
+        if known is not None and known.type in ("project", "product") and lemma not in _LIKE and not negated:
+            book.relation(who, "works_on", known.name, source_id)
     for prep in (c for c in children if c.dep_ == "prep"):
         pair = (lemma, prep.lower_)
         pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
@@ -836,10 +853,44 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
 def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
     """"at my job at Northwind", "my new position at Globex": works_at without a work verb."""
     for tok in doc:
-        if tok.lemma_.lower() in _JOB_NOUNS and any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children):
-            for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ in ("at", "with", "for")):
+        if tok.sent.text.rstrip().endswith("?"):
+            continue
+        lemma = tok.lemma_.lower()
+        mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children)
+        # "I got the job at Brightwater", "I handed in my notice at Pennine Mutual"
+        taken = tok.dep_ == "dobj" and tok.head.lemma_.lower() in _TAKE_JOB_VERBS and is_first_person(
+            subject_of(tok.head)) and not any(c.dep_ == "neg" for c in tok.head.children)
+        if lemma in _JOB_NOUNS and (mine or taken):
+            verb_preps = [c for c in tok.head.children if c.dep_ == "prep" and c.lower_ == "at" and c.i > tok.i] \
+                if tok.dep_ == "dobj" else []
+            for prep in [c for c in tok.children if c.dep_ == "prep" and c.lower_ in ("at", "with", "for")] + verb_preps:
                 _relate(book, speaker, "works_at", next((g for g in prep.children if g.dep_ == "pobj"), None),
                         source_id)
+        # "our flat in Bristol", "Mum's house in Harrogate", "the move to Bristol"
+        if lemma in _HOME_NOUNS:
+            owner = _possessor(book, tok, speaker, None, source_id) if any(c.dep_ == "poss" for c in tok.children) \
+                else None
+            if owner is not None and owner.type == "person":
+                for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ in (
+                        ("to",) if lemma == "move" else ("in", "near"))):
+                    pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.ent_type_ in ("GPE", "LOC", "")), None)
+                    if pobj is not None:
+                        _relate(book, owner, "lives_in", pobj, source_id)
+        # "here in York", "back home in Leeds"
+        if tok.lower_ in ("here", "home") and tok.dep_ in ("advmod", "npadvmod", "dobj"):
+            verb = tok.head
+            if is_first_person(subject_of(verb)) if verb.pos_ in ("VERB", "AUX") else False:
+                for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ == "in"):
+                    pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.ent_type_ == "GPE"), None)
+                    if pobj is not None:
+                        _relate(book, speaker, "lives_in", pobj, source_id)
+        # "my friend Kenta in Osaka": a named person in a city
+        if tok.pos_ == "PROPN" and (known := book.get(_full_name(tok))) is not None and known.type == "person" and \
+                known.name != speaker.name:
+            for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ == "in"):
+                pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.ent_type_ == "GPE"), None)
+                if pobj is not None:
+                    _relate(book, known, "lives_in", pobj, source_id)
 
 
 def _subject_entity(book: ProfileBook, verb, speaker: Entity, other: str | None, source_id: str) -> Entity | None:
