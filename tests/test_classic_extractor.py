@@ -496,6 +496,7 @@ def test_short_and_kin_names_merge_into_the_full_profile():
     ("She offered me a studio place in her building starting in November.", "November", "2023-11-01", "2023-11-30"),
     ("They booked us a slot for the 15th of November.", "the 15th of November", "2023-11-15", "2023-11-15"),
     ("He asked me to run the stall in August.", "August", "2024-08-01", "2024-08-31"),
+    ("The draw came out on March 5, and the race is on September 29.", "September 29", "2023-09-29", "2023-09-29"),
     ("The gallery gave me a free pass, it's on Tuesday afternoon.", "Tuesday afternoon", "2023-09-19", "2023-09-19"),
 ])
 def test_each_clause_is_dated_by_its_own_expression_and_tense(said, when_text, start, end):

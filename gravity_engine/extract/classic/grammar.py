@@ -189,7 +189,8 @@ def verb_tense(verb, depth: int = 0) -> bool | None:
         return None
     if verb.tag_ == "VB" and "to" in words:
         return True
-    if not aux and verb.dep_ in ("conj", "xcomp", "advcl") and verb.head is not verb and depth < 4:
+    if not aux and verb.tag_ in ("VB", "VBG") and verb.dep_ in ("conj", "xcomp", "advcl") and verb.head is not verb \
+            and depth < 4:
         return verb_tense(verb.head, depth + 1)
     if verb.tag_ == "VBG":
         return not (words & _PAST_AUX)
