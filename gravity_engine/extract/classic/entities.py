@@ -547,6 +547,8 @@ def _addressed_kin(book: ProfileBook, doc, speaker: Entity, other: str | None, s
     if not other:
         return
     for tok in doc:
+        if tok.dep_ not in ("attr", "pobj") or tok.pos_ != "NOUN":
+            continue
         pred = ROLE_PREDICATES.get(tok.lemma_.lower())
         if pred is None or pred == "reports_to" or _name_of(tok) is not None:
             continue
@@ -853,9 +855,12 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
 def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
     """"at my job at Northwind", "my new position at Globex": works_at without a work verb."""
     for tok in doc:
+        lemma = tok.lemma_.lower()
+        if lemma not in _JOB_NOUNS and lemma not in _HOME_NOUNS and tok.lower_ not in ("here", "home") and \
+                tok.pos_ != "PROPN":
+            continue
         if tok.sent.text.rstrip().endswith("?"):
             continue
-        lemma = tok.lemma_.lower()
         mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children)
         # "I got the job at Brightwater", "I handed in my notice at Pennine Mutual"
         taken = tok.dep_ == "dobj" and tok.head.lemma_.lower() in _TAKE_JOB_VERBS and is_first_person(
