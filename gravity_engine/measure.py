@@ -155,7 +155,7 @@ def _grounded(gold: str, reference: date | None, events) -> bool | None:
     if not spans:
         return None
     for ev in events:
-        if not ev.date_start:
+        if not ev.date_start or ev.granularity in ("before", "after"):
             continue
         try:
             s = date.fromisoformat(ev.date_start[:10])

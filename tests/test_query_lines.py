@@ -41,6 +41,10 @@ def test_lines_are_lean_and_self_contained():
     assert event_when(a.events[1]) == "1 May 2023 to 7 May 2023"
     assert event_when(a.events[6]) == "date unknown"
     assert event_when(a.events[6].model_copy(update={"date_end": "2023-06-20"})) == "on or before 20 June 2023"
+    bound = a.events[6].model_copy(update={"date_start": "2023-06-20", "date_end": "2023-06-20", "granularity": "before"})
+    assert event_when(bound) == "on or before 20 June 2023"
+    plan = bound.model_copy(update={"granularity": "after"})
+    assert event_when(plan) == "on or after 20 June 2023"
     t1 = topic_lines(a.topics[0])
     assert [ln.field for ln in t1] == ["summary", "key_facts[0]", "sessions[0]", "sessions[1]"]
     assert t1[2].text == "8 May 2023: considering counseling"

@@ -61,6 +61,10 @@ class QueryConfig(BaseModel):
     expansion_order: tuple[str, ...] = ("topics", "entities", "events")
     continue_after_exhausted: bool = False
     per_anchor_queries: int = Field(2, ge=1, description="expansion queries one anchor may contribute")
+    expansion_sigma: float | None = Field(None, ge=-1.0, le=1.0, description="minimum cosine of a line with the "
+                                          "question to become an expansion query (None: line_sigma)")
+    expansion_merge: Literal["round_robin", "score"] = Field(
+        "round_robin", description="the method's topic -> entity -> event rounds, or the best lines first")
     # Host search and fusion of the original and expanded results (reciprocal-rank fusion).
     host_k: int = Field(10, ge=1)
     rrf_c: float = Field(60.0, gt=0)

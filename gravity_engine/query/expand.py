@@ -35,10 +35,11 @@ class Expansion:
 
 def module_queries(module: str, sel: LineSelection, config: QueryConfig) -> Iterator[Expansion]:
     aware = config.question_aware and config.rerank
+    floor = config.line_sigma if config.expansion_sigma is None else config.expansion_sigma
     per_anchor: dict[str, int] = {}
     for s in sel.for_module(module):
         ln = s.line
-        if aware and module != "events" and not s.score >= config.line_sigma:
+        if aware and not s.pinned and not s.score >= floor:
             continue
         if module == "topics" and not aware and not ln.field.startswith("key_facts"):
             continue  # the method: a topic's key facts and participant-topic pairs
@@ -60,6 +61,8 @@ def expand(sel: LineSelection, config: QueryConfig, original: str = "") -> list[
     """At most ``expansion_budget`` queries, round-robin over ``expansion_order``, duplicates skipped."""
     if not config.expand or config.expansion_budget == 0:
         return []
+    if config.expansion_merge == "score":
+        return _by_score(sel, config, original)
     # A module with nothing to offer (no anchor, or no line close enough to the question) takes no
     # part; it cannot "run dry" and stop the others before they start.
     gens = {}
@@ -87,4 +90,21 @@ def expand(sel: LineSelection, config: QueryConfig, original: str = "") -> list[
                 active.remove(module)
                 continue
             out.append(item)
+    return out
+
+
+def _by_score(sel: LineSelection, config: QueryConfig, original: str) -> list[Expansion]:
+    """The best lines of all modules first (each module's own filters and per-anchor limits apply)."""
+    pool = [e for m in config.expansion_order if sel.anchors.get(m) for e in module_queries(m, sel, config)]
+    score = {id(s.vector): s.priority for s in sel.lines if s.vector is not None}
+    pool.sort(key=lambda e: -score.get(id(e.vector), -1.0))
+    seen = {" ".join(original.lower().split())}
+    out: list[Expansion] = []
+    for e in pool:
+        key = " ".join(e.query.lower().split())
+        if key and key not in seen:
+            seen.add(key)
+            out.append(e)
+        if len(out) >= config.expansion_budget:
+            break
     return out

@@ -131,8 +131,8 @@ class AnchorIndex:
         end = np.full(len(events), -1, dtype=np.int64)
         for i, v in enumerate(events):
             s = _ordinal(v.date_start)
-            if s is None:
-                continue
+            if s is None or v.granularity in ("before", "after"):
+                continue  # a bound (the session day, from the tense alone) dates nothing a question can match
             e = _ordinal(v.date_end)
             start[i] = s
             end[i] = e if e is not None and e >= s else s

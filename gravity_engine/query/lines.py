@@ -107,6 +107,9 @@ def entity_lines(e: Entity) -> list[AnchorLine]:
 
 def event_when(v: Event) -> str:
     """The event's time as people write it: '7 May 2023', 'May 2023', '2023', a range, or an honest bound."""
+    if v.granularity in ("before", "after") and (v.date_end or v.date_start):
+        bound = v.date_end if v.granularity == "before" else v.date_start
+        return f"on or {v.granularity} {human_date(bound or v.date_start, 'day')}"
     if v.date_start:
         start = human_date(v.date_start, v.granularity)
         if v.date_end and v.date_end[:10] != v.date_start[:10] and v.granularity not in ("month", "year", "season"):
