@@ -39,7 +39,7 @@ def module_queries(module: str, sel: LineSelection, config: QueryConfig) -> Iter
     per_anchor: dict[str, int] = {}
     for s in sel.for_module(module):
         ln = s.line
-        if aware and not s.pinned and not s.score >= floor:
+        if aware and not s.pinned and s.score < floor:  # NaN (no score known) passes
             continue
         if module == "topics" and not aware and not ln.field.startswith("key_facts"):
             continue  # the method: a topic's key facts and participant-topic pairs
