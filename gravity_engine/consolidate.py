@@ -142,7 +142,8 @@ def _first_name_merges(entities: list[Entity], speakers: list[str]) -> list[Enti
         if len(candidates) == 1 and (e.type == "person" or key not in other_firsts):
             target, reason = candidates[0], "first name of a full name"
         elif not candidates and len(longer) == 1 and key not in speaker_keys and (
-                e.type != "person" or not typed_by_context(e)):
+                e.type != "person" or not typed_by_context(e)) and "place" not in (e.type, longer[0].type):
+            # ("Cardiff" is not "Cardiff Bay": a town and a district of it stay two places)
             # "Brightwater" -> "Brightwater Energy", "RoboMarine" -> "RoboMarine Challenge"
             target, reason = longer[0], "short form of a longer name"
         elif not candidates and len(by_last) == 1 and e.type == "person" and key not in speaker_keys:
