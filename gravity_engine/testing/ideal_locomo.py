@@ -11,8 +11,12 @@ the annotations:
   attributes (key ``fact``, value the annotated sentence, sources the evidence ids), plus the
   capitalized names found in those facts (type ``other`` unless a word like "Museum" says otherwise);
 * events: each session's ``event_summary`` strings, participants the speaker (and the other speaker
-  when named), dated to the session date (``granularity`` day, ``when_text`` empty), cited by the
-  session's utterance that overlaps the event most (words of the utterance and of the facts citing it);
+  when named), cited by the session's utterance that overlaps the event most (words of the utterance
+  and of the facts citing it); when that utterance says when ("yesterday", "last Friday"), the
+  expression is the event's ``when_text`` and the pipeline resolves it against the session date, as
+  for a model that leaves a relative date to the engine; otherwise the event is dated to the session
+  date (``granularity`` day). LoCoMo dates every event summary to its session, but its questions
+  expect "yesterday" to mean the day before;
 * topics: one per session, labelled by the session summary's most distinctive words, summary the
   ``session_summary``, state its first substantive sentence, key facts the observation facts.
 
@@ -32,6 +36,7 @@ import re
 import shutil
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,7 +51,7 @@ from .openai_server import (
 )
 
 IDEAL_MODEL = "ideal-locomo-annotations"
-ROUTER_VERSION = "1"  # bump when the replies change: it names the isolated LLM cache
+ROUTER_VERSION = "2"  # bump when the replies change: it names the isolated LLM cache
 CACHE_DIRNAME = ".ideal-cache"
 EXTRACTION_PROMPTS = ("extract_fused", "extract_entities", "extract_events", "extract_topics")
 
@@ -397,8 +402,10 @@ class IdealLocomoRouter:
                 extra = sorted(close,
                                key=lambda u: (-ev.scores[u], self.turns[u].position if u in self.turns else 0))[:2]
                 day = session_date or self.session_dates.get(ev.session)
-                out.append({"what": ev.text, "participants": ev.participants, "when_text": "",
-                            "date_start": day, "date_end": None, "granularity": "day" if day else "unknown",
+                when = _time_expression(self.turns[ev.anchor].text, day) if ev.anchor in self.turns else ""
+                out.append({"what": ev.text, "participants": ev.participants, "when_text": when,
+                            "date_start": None if when else day, "date_end": None,
+                            "granularity": "day" if day or when else "unknown",
                             "where": "", "source_ids": [ev.anchor, *extra], "follows": [], "causes": []})
         return out
 
@@ -479,6 +486,19 @@ def ideal_router(sample: dict[str, Any]) -> IdealLocomoRouter:
 
 
 # --- building a store ---------------------------------------------------------------------------------
+
+def _time_expression(text: str, day: str | None) -> str:
+    """The first time expression of an utterance that resolves against its session day ('' when none)."""
+    from ..timeparse import find_time_expressions
+
+    if not day:
+        return ""
+    try:
+        spans = find_time_expressions(text, date.fromisoformat(day[:10]))
+    except ValueError:
+        return ""
+    return spans[0].text if spans else ""
+
 
 def annotations_fingerprint(sample: dict[str, Any]) -> str:
     """A short hash of everything the replies depend on, so a changed file never reuses cached replies."""
