@@ -72,6 +72,40 @@ def fuse(lists: list[list[Memory]], weights: list[float], k: int, c: float = 60.
     return [(first[key], scores[key], origin[key]) for key in order[:k]]
 
 
+def fuse_slots(lists: list[list[Memory]], k: int, keep: int) -> list[tuple[Memory, float, list[int]]]:
+    """The first list's first ``keep`` memories, then each expansion list's best memory not yet taken, in
+    turn (rank 1 of every list, then rank 2, ...), then the first list's remaining ones; k in all."""
+    out: list[tuple[Memory, float, list[int]]] = []
+    taken: dict[tuple, int] = {}
+
+    def take(m: Memory, li: int) -> None:
+        key = memory_key(m)
+        if key in taken:
+            if li not in out[taken[key]][2]:
+                out[taken[key]][2].append(li)
+            return
+        taken[key] = len(out)
+        out.append((m, 0.0, [li]))
+
+    original = lists[0] if lists else []
+    for m in original[:keep]:
+        take(m, 0)
+    depth = max((len(lst) for lst in lists[1:]), default=0)
+    for rank in range(depth):
+        for li, lst in enumerate(lists[1:], start=1):
+            if len(taken) >= k:
+                break
+            if rank < len(lst):
+                take(lst[rank], li)  # already taken: only notes that this list found it too
+        if len(taken) >= k:
+            break
+    for m in original[keep:]:
+        if len(taken) >= k:
+            break
+        take(m, 0)
+    return out[:k]
+
+
 def host_search_many(host: Host, queries: list[str], k: int) -> list[list[Memory]]:
     many = getattr(host, "search_many", None)
     if callable(many):
@@ -213,7 +247,10 @@ def run_question(gq, session: HostSession, question: str, question_date=None, co
     if with_gravity and g.expansions and not session.query_independent:
         expanded = session.search_expansions([e.query for e in g.expansions], [e.vector for e in g.expansions], k)
         lists = [original[:k]] + expanded
-        fused = fuse(lists, config.fusion_weights(len(expanded)), k, config.rrf_c, config.fusion_keep)
+        if config.fusion == "slots":
+            fused = fuse_slots(lists, k, config.fusion_keep)
+        else:
+            fused = fuse(lists, config.fusion_weights(len(expanded)), k, config.rrf_c, config.fusion_keep)
     timings["host_expanded_search"] = (clock() - t0) * 1000
     without = _fill(session, original if budget.total is not None else original[:k], budget.total, cache)
     if not with_gravity:

@@ -1,0 +1,105 @@
+"""The host side shared by ask, measure and evaluate: sessions, fusion rules and budgets."""
+
+from __future__ import annotations
+
+import pytest
+from query_fixtures import make_store
+
+from gravity_engine.hosts import get_host
+from gravity_engine.hosts.base import Memory
+from gravity_engine.query import QueryConfig, ask
+from gravity_engine.query.config import get_variant
+from gravity_engine.query.pipeline import GravityQuery
+from gravity_engine.query.session import Budget, HostSession, fuse, fuse_slots, run_question
+
+QUESTION = "When did Caroline go to the LGBTQ support group?"
+
+
+def _m(uid):
+    return Memory(text=uid, utterance_ids=[uid])
+
+
+def _ids(fused):
+    return [m.utterance_ids[0] for m, _, _ in fused]
+
+
+def test_fusion_keep_pins_the_hosts_first_hits():
+    original = [_m("a"), _m("b"), _m("c")]
+    expansion = [_m("d"), _m("c")]
+    assert _ids(fuse([original, expansion], [1.0, 1.0], k=3, keep=0))[0] == "c"
+    assert _ids(fuse([original, expansion], [1.0, 1.0], k=3, keep=2)) == ["a", "b", "c"]
+
+
+def test_slots_fusion_gives_each_expansion_its_best_new_memory_in_turn():
+    original = [_m("a"), _m("b"), _m("c"), _m("d")]
+    e1, e2 = [_m("a"), _m("x"), _m("y")], [_m("z"), _m("x")]
+    fused = fuse_slots([original, e1, e2], k=5, keep=2)
+    assert _ids(fused) == ["a", "b", "z", "x", "y"]  # a is taken already: e1 gives x at rank 2
+    assert fused[0][2] == [0, 1] and fused[3][2] == [1, 2]  # where each memory came from
+    assert _ids(fuse_slots([original], k=3, keep=1)) == ["a", "b", "c"]  # no expansion: the host's order
+
+
+@pytest.fixture
+def parts(fake_embedder):
+    store = make_store(fake_embedder)
+    host = get_host("dense", embedder=fake_embedder, use_cache=False)
+    session = HostSession(host, store.conversation, fake_embedder)
+    return store, GravityQuery(store, fake_embedder), session
+
+
+def test_a_host_on_the_same_model_searches_by_vector_and_nothing_is_encoded_twice(parts, fake_embedder, monkeypatch):
+    store, gq, session = parts
+    assert session.by_vector
+    calls = []
+    real = fake_embedder.encode
+    monkeypatch.setattr(fake_embedder, "encode", lambda texts: calls.append(list(texts)) or real(texts))
+    run = run_question(gq, session, QUESTION)
+    assert calls == [[QUESTION]]  # the question once; the expansions' embeddings were stored at build time
+    assert run.gravity.expansions and all(e.vector is not None for e in run.gravity.expansions)
+    assert len(run.expanded) == len(run.gravity.expansions)
+
+
+def test_budgets_equal_additive_and_host_k(parts):
+    store, gq, session = parts
+    cfg = get_variant("full")
+    equal = run_question(gq, session, QUESTION, config=cfg, budget=Budget(total=120, anchor_share=0.4, pool=20))
+    assert equal.with_.anchors.total_tokens <= 48
+    assert equal.without.tokens <= 120 and equal.with_.tokens <= 120
+    assert equal.with_.memory_tokens <= 120 - equal.with_.anchors.total_tokens
+    additive = run_question(gq, session, QUESTION, config=cfg, budget=Budget(total=120, anchor_share=0.4, pool=20,
+                                                                            additive=True))
+    assert additive.with_.memory_tokens <= 120 < additive.with_.tokens or additive.with_.anchors.total_tokens == 0
+    assert additive.without.memory_lines == equal.without.memory_lines
+    plain = run_question(gq, session, QUESTION, config=cfg)  # ask's default: the host's k, anchors on top
+    assert len(plain.without.memories) == min(10, len(plain.original))
+    assert plain.with_.anchors.total_tokens <= cfg.anchor_budget
+    lines = plain.with_.lines()
+    assert lines[: len(plain.with_.memory_lines)] == plain.with_.memory_lines and "## Event Records" in lines
+
+
+def test_baseline_has_no_anchors_and_no_expansion(parts):
+    store, gq, session = parts
+    run = run_question(gq, session, QUESTION, config=get_variant("baseline"), budget=Budget(total=200))
+    assert run.with_ is run.without and not run.expanded and run.with_.anchors.total_tokens == 0
+
+
+def test_ask_trace_keeps_line_ids_and_names_what_gravity_pushed_out(parts, fake_embedder):
+    store, gq, session = parts
+    tr = ask(store, session.host, QUESTION, QueryConfig(), session=session).trace
+    events = next(b for b in tr.blocks if b.module == "events")
+    assert events.lines and all(ln.source_ids and ln.anchor_id for ln in events.lines)
+    assert "sources" not in events.text
+    assert all(e.stored_vector for e in tr.expansions)
+    kept = {m.text for m in tr.merged}
+    assert all(m.text not in kept for m in tr.pushed_out)
+
+
+def test_paper_variant_is_the_methods_literal_reading():
+    paper = get_variant("paper")
+    assert (paper.question_aware, paper.packing, paper.widen, paper.fusion) == (False, "anchors", False, "rrf")
+    assert paper.anchor_budget is None and get_variant("method") is paper
+    full = get_variant("full")
+    assert full.question_aware and full.packing == "lines"
+    rrk = get_variant("-rrk")
+    changed = {k for k, v in rrk.model_dump().items() if v != full.model_dump()[k]}
+    assert changed == {"variant", "rerank"}  # -rrk changes exactly one thing
