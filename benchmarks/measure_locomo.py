@@ -36,15 +36,16 @@ CATS = ["1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop"]
 # One option changed at a time from the default, on both anchor sources (the README's table of choices).
 CHOICES = [
     ("default", {}),
-    ("no dense widening", {"widen": False}),
-    ("fusion keeps host top 5", {"fusion_keep": 5}),
-    ("fusion keeps host top 10 (append)", {"fusion_keep": 10}),
-    ("no expansion", {"expand": False}),
+    ("dense widening on", {"widen": True}),
+    ("fusion rrf (the method's reading)", {"fusion": "rrf", "fusion_keep": 0}),
+    ("fusion slots keeping 8", {"fusion_keep": 8}),
+    ("no expansion (-exp)", {"expand": False}),
+    ("expansions best lines first", {"expansion_merge": "score"}),
     ("stored line order (not question-aware)", {"question_aware": False}),
     ("whole anchors (no line packing)", {"packing": "anchors"}),
-    ("line sigma 0.35", {"line_sigma": 0.35}),
-    ("line sigma 0.15", {"line_sigma": 0.15}),
-    ("-rrk (native order)", {"rerank": False}),
+    ("line sigma 0.5", {"line_sigma": 0.5}),
+    ("12 lines per anchor", {"lines_per_anchor": 12}),
+    ("-rrk (the reranker out)", {"rerank": False}),
 ]
 
 

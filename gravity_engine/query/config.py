@@ -56,7 +56,7 @@ class QueryConfig(BaseModel):
                                                                       "first across modules, or on whole anchors")
     anchor_budget: int | None = Field(400, ge=0, description="most tokens the anchor blocks take (None: K limits only)")
     line_sigma: float = Field(0.25, ge=-1.0, le=1.0, description="minimum cosine of a line with the question")
-    lines_per_anchor: int = Field(8, ge=1, description="most lines one entity profile or topic arc shows")
+    lines_per_anchor: int = Field(12, ge=1, description="most lines one entity profile or topic arc shows")
     # Query expansion (method: budget 9, round-robin topic -> entity -> event, stop when a module runs dry).
     expand: bool = True
     expansion_budget: int = Field(9, ge=0)
