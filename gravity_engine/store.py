@@ -85,11 +85,12 @@ class AnchorStore:
         return self.embeddings[module]
 
     def line_table(self):
-        """The anchor lines (``query.lines.LineTable``) of the current anchors, built once."""
+        """The anchor lines (``query.lines.LineTable``) of the current anchors, built once per store object
+        (rebuilt when a module's list is replaced or changes length or ends, as the anchor index is)."""
+        from .query.index import AnchorIndex
         from .query.lines import LineTable
 
-        sig = (id(self.anchors), len(self.anchors.entities), len(self.anchors.events), len(self.anchors.topics),
-               sum(len(e.attributes) + len(e.relations) for e in self.anchors.entities))
+        sig = AnchorIndex.signature_of(self.anchors)
         cached = getattr(self, "_line_table", None)
         if cached is None or cached[0] != sig:
             cached = (sig, LineTable.build(self.anchors))
@@ -97,18 +98,20 @@ class AnchorStore:
         return cached[1]
 
     def line_matrix(self, embedder: Embedder) -> np.ndarray:
-        """Embeddings of every line in ``line_table()`` order: the stored ones when they match the current
-        anchors, else computed once with ``embedder`` and kept on this object (stores written before lines
-        were stored, or edited since)."""
+        """Embeddings of every line in ``line_table()`` order: the stored ones when their keys match the
+        current anchors, else computed once with ``embedder`` and kept on this object (stores written
+        before lines were stored, or edited since). Checked once per line table, not per query."""
         table = self.line_table()
+        if getattr(self, "_lines_checked", None) is table and "lines" in self.embeddings:
+            return self.embeddings["lines"]
         keys = table.keys()
         stored = self.embeddings.get("lines")
-        if stored is not None and self.line_keys == keys:
-            return stored
-        texts = table.search_texts()
-        matrix = embedder.encode(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
-        self.embeddings["lines"] = np.asarray(matrix, dtype=np.float32).reshape(len(texts), embedder.dim)
-        self.line_keys = keys
+        if stored is None or self.line_keys != keys:
+            texts = table.search_texts()
+            matrix = embedder.encode(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
+            self.embeddings["lines"] = np.asarray(matrix, dtype=np.float32).reshape(len(texts), embedder.dim)
+            self.line_keys = keys
+        self._lines_checked = table
         return self.embeddings["lines"]
 
     def check_embeddings(self) -> None:

@@ -73,8 +73,10 @@ def test_line_table_covers_every_anchor_and_is_stored_with_the_embeddings(tmp_pa
     loaded = AnchorStore.load(tmp_path / "s")
     assert loaded.line_keys == table.keys()
     assert np.allclose(loaded.line_matrix(fake_embedder), store.embeddings["lines"])
-    loaded.anchors.entities[0].attributes.append(Attribute(key="fact", value="Caroline paints", source_ids=["D1:1"]))
-    assert loaded.line_matrix(fake_embedder).shape[0] == len(table.lines) + 1  # edited: re-embedded, not misread
+    edited = loaded.anchors.model_copy(deep=True)
+    edited.entities[0].attributes.append(Attribute(key="fact", value="Caroline paints", source_ids=["D1:1"]))
+    stale = AnchorStore(anchors=edited, embeddings=dict(loaded.embeddings), line_keys=loaded.line_keys)
+    assert stale.line_matrix(fake_embedder).shape[0] == len(table.lines) + 1  # edited: re-embedded, not misread
 
 
 def test_question_aware_scoring_ranks_a_profiles_lines_by_the_question(embedder):

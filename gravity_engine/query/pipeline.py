@@ -161,12 +161,16 @@ class GravityQuery:
         event_scores: dict[str, float] = {}
         pinned: set[str] = set()
         sel = result.modules.get("events")
-        if sel is not None:
+        if sel is not None and sel.kept:
             rows = self._rows["events"]
-            for pos, r in enumerate(sel.rows.tolist()):
-                event_scores[rows[r].id] = float(sel.cosine[pos])
+            # Only the kept events matter; a common name can make 10,000s of candidates.
+            pos = np.flatnonzero(np.isin(sel.rows, np.asarray(sel.kept, dtype=sel.rows.dtype)))
             slot = STATUS_NAMES.index(TEMPORAL_SLOT)
-            pinned = {rows[int(r)].id for r, c in zip(sel.rows, sel.status_codes) if c == slot}
+            for p in pos.tolist():
+                anchor = rows[int(sel.rows[p])]
+                event_scores[anchor.id] = float(sel.cosine[p])
+                if sel.status_codes[p] == slot:
+                    pinned.add(anchor.id)
         return score_lines(result.selected, self.store, self.embedder, qvec, config, event_scores, pinned)
 
     def _bound_by_events(self, qtime: temporal.QueryTime, phrase_vecs: np.ndarray,
