@@ -78,9 +78,9 @@ def test_no_rerank_keeps_native_order_without_sigma(store, fake_embedder):
 
 
 def test_widening_adds_dense_matches_only_when_native_is_thin(store, fake_embedder):
-    thin = _select(store, fake_embedder, "topics", "Which crafts do they enjoy together?")
+    thin = _select(store, fake_embedder, "topics", "Which crafts do they enjoy together?", QueryConfig(widen=True))
     assert thin.n_native == 0 and thin.n_widened == 3 and set(thin.reasons) == {"dense"}
-    off = _select(store, fake_embedder, "topics", "Which crafts do they enjoy together?", QueryConfig(widen=False))
+    off = _select(store, fake_embedder, "topics", "Which crafts do they enjoy together?")  # the default: off
     assert len(off.rows) == 0 and off.kept == []
 
 
