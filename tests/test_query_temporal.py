@@ -50,7 +50,7 @@ def test_matching_events_handles_open_ranges_and_undated():
 
 def test_temporal_slots_keep_dated_events_regardless_of_similarity(fake_embedder):
     store = make_store(fake_embedder)
-    gq = GravityQuery(store, fake_embedder, QueryConfig(sigma=0.99, temporal_slots=2), count=WORDS)
+    gq = GravityQuery(store, fake_embedder, QueryConfig(sigma=0.99, temporal_slots=2, widen=True), count=WORDS)
     result = gq.run("What happened in June 2023?")
     sel = result.modules["events"]
     kept = [store.anchors.events[r].id for r in sel.kept]
