@@ -171,7 +171,6 @@ def build_topics(conversation: Conversation, embed: Callable[[list[str]], np.nda
     clusters = [idx for idx in members.values() if len(idx) >= min_size]
     clusters.sort(key=lambda idx: (order.get(utts[idx[0]].session_id, 0), idx[0]))
     keywords = _keywords([" ".join(utts[i].display_text() for i in idx) for idx in clusters], stop)
-    names = proper_nouns([u.display_text() for u in utts], stop)
     phrase_labels = _phrase_labels([[p for i in idx for p in chunks.get(utts[i].id, [])] for idx in clusters],
                                    stop, keywords)
     last_sessions = {s.id for s in conversation.sessions[-2:]}
