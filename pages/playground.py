@@ -145,9 +145,18 @@ with left:
     st.dataframe(pd.DataFrame(original["memories"], columns=["rank", "score", "session_id", "text"]),
                  hide_index=True, width="stretch")
 with right:
-    st.caption("After fusing the expansion queries' results (reciprocal-rank fusion)")
+    rule = trace["config"].get("fusion", "rrf")
+    how = (f"the host's first {trace['config'].get('fusion_keep', 0)} kept, then each expansion's best new memory"
+           if rule == "slots" else "reciprocal-rank fusion")
+    st.caption(f"After fusing the expansion queries' results ({how}; from_lists: 0 = the question)")
     st.dataframe(pd.DataFrame(trace["merged"], columns=["rank", "rrf", "from_lists", "session_id", "text"]),
                  hide_index=True, width="stretch")
+pushed = trace.get("pushed_out") or []
+if pushed:
+    st.warning(f"With Gravity, {len(pushed)} of the host's own top {len(original['memories'])} memories are not in "
+               "the prompt (fusion or the anchors' share of the budget pushed them out):", icon=":material/info:")
+    st.dataframe(pd.DataFrame(pushed, columns=["rank", "score", "session_id", "text"]), hide_index=True,
+                 width="stretch", key="playground_pushed")
 
 st.subheader("Anchors per module", anchor=False)
 if trace["temporal"].get("spans"):
@@ -197,6 +206,13 @@ if trace["blocks"]:
     b = st.columns(len(trace["blocks"]))
     for col, block in zip(b, trace["blocks"]):
         col.metric(block["title"], f"{block['tokens']} tokens")
+    rows = [{"block": block["title"], "anchor": ln["anchor_id"], "field": ln["field"], "line": ln["text"],
+             "score": ln["score"], "temporal slot": ln["pinned"], "sources": ", ".join(ln["source_ids"])}
+            for block in trace["blocks"] for ln in block.get("lines", [])]
+    if rows:
+        st.caption("What Gravity added, line by line: each line's cosine with the question (lines are packed best "
+                   "first within the anchor budget) and the utterances it cites")
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="playground_lines")
 p1, p2 = st.columns(2)
 with p1:
     st.caption(f"Without Gravity · {trace['prompt_without']['tokens']} tokens")

@@ -228,6 +228,8 @@ def test_playground_asks_without_llm(store_dir, monkeypatch):
     assert "Biscuit" in shown  # the gold answer
     assert "No LLM endpoint is configured" in shown
     assert any(m.label == "Gravity query path" for m in at.metric)
+    lines = next(df.value for df in at.dataframe if "line" in df.value.columns)  # what Gravity added, line by line
+    assert len(lines) == sum(len(b["lines"]) for b in trace["blocks"]) and lines["sources"].str.len().gt(0).all()
 
 
 def test_playground_block_switches(store_dir, monkeypatch):
