@@ -247,8 +247,10 @@ class CrossHostReport:
         lines.insert(1, "-" * len(lines[0]))
         return "\n".join(lines + [""] + self.notes() + [
             f"recall and coverage: overall excl. category 5; coverage at {self.settings.budget} tokens for both; "
-            "ratio = Gravity query path p50 / host's own search p50 at k (target <= 1x); 'w/o embed' leaves out the "
-            "query embedding, which every embedding host computes for the same question anyway"])
+            "ratio = Gravity query path p50 / host's own search p50 at k. measure embeds all questions in one batch "
+            "first and a host on the anchors' model searches with those vectors, so neither time holds the query "
+            "embedding here; benchmarks/query.py times the end-to-end query a user waits for (target <= 2x the "
+            "host's own search, embedding included)"])
 
     def host_tables(self) -> dict[str, str]:
         """Per host: a heading (marked when its ingestion went through an LLM) and its per-category table."""
