@@ -133,7 +133,9 @@ if answers.get("status", "").startswith("unavailable"):
 tm = trace["timings_ms"]
 m = st.columns(4)
 m[0].metric("Gravity query path", f"{tm.get('query_path', 0):.0f} ms")
-m[1].metric("Host search", f"{tm.get('host_search', 0):.0f} ms")
+m[1].metric("Host search", f"{tm.get('host_search', 0):.0f} ms",
+            help="A host on the anchors' embedding model searches with the question's embedding, which Gravity's "
+                 "path computes (and counts) once for both.")
 m[2].metric("Injected tokens", trace["injected_tokens"])
 m[3].metric("Expansion queries", len(trace["expansions"]))
 
