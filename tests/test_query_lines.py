@@ -143,6 +143,8 @@ def test_expansion_round_robin_from_lines_with_stored_vectors(fake_embedder):
     assert len({e.query.lower() for e in out}) == len(out)
     assert expand(sel, QueryConfig(expand=False)) == []
     assert len(expand(sel, QueryConfig(line_sigma=-1, expansion_budget=2))) == 2
+    best_first = expand(sel, QueryConfig(line_sigma=-1, expansion_merge="score"))
+    assert len(best_first) == 9 and [e.score for e in best_first] == sorted((e.score for e in best_first), reverse=True)
 
 
 def test_paper_expansion_stops_when_a_module_runs_dry_and_uses_topic_pairs():

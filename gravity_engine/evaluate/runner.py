@@ -216,11 +216,6 @@ class _Job:
     row: dict[str, Any]
 
 
-def _normalized(lines: list[str]) -> str:
-    """The coverage rule of gravity_engine.measure: per-line normalized token runs."""
-    return _norm_text(lines)
-
-
 def _recall(evidence: list[str], memories) -> float | None:
     if not evidence:
         return None
@@ -295,7 +290,7 @@ class Runner:
             category_label=category_label(s.dataset, q.category), question=q.question, gold=gold,
             question_date=q.question_date, abstention=abstention, host=s.host, variant=config.variant,
             evidence_recall=_recall(q.evidence, memories), evidence_recall_host=_recall(q.evidence, result.host_memories),
-            answer_covered=covers(gold, _normalized(lines)) if gold and not abstention else None,
+            answer_covered=covers(gold, _norm_text(lines)) if gold and not abstention else None,
             temporal_grounded=grounded, n_expansions=len(g.expansions), injected_tokens=g.context.total_tokens,
             prompt_tokens=result.trace.prompt_with.tokens if result.trace.prompt_with else 0,
             injected_anchor_ids=g.context.anchor_ids, injected_context=g.context.text,

@@ -31,6 +31,7 @@ class Expansion:
     module: str
     anchor_id: str
     vector: np.ndarray | None = field(default=None, repr=False)  # the stored embedding of ``query``, if known
+    score: float = float("nan")  # its line's priority (cosine with the question; pinned events first)
 
 
 def module_queries(module: str, sel: LineSelection, config: QueryConfig) -> Iterator[Expansion]:
@@ -48,9 +49,9 @@ def module_queries(module: str, sel: LineSelection, config: QueryConfig) -> Iter
             continue
         per_anchor[ln.anchor_id] = n + 1
         if s.vector is not None:
-            yield Expansion(ln.search_text, module, ln.anchor_id, s.vector)
+            yield Expansion(ln.search_text, module, ln.anchor_id, s.vector, s.priority)
         else:
-            yield Expansion(truncate_words(ln.search_text, _MAX_WORDS), module, ln.anchor_id)
+            yield Expansion(truncate_words(ln.search_text, _MAX_WORDS), module, ln.anchor_id, score=s.priority)
     if module == "topics" and not aware:
         for topic in sel.anchors.get("topics", []):
             for p in topic.participants[: config.per_anchor_queries]:
@@ -96,8 +97,7 @@ def expand(sel: LineSelection, config: QueryConfig, original: str = "") -> list[
 def _by_score(sel: LineSelection, config: QueryConfig, original: str) -> list[Expansion]:
     """The best lines of all modules first (each module's own filters and per-anchor limits apply)."""
     pool = [e for m in config.expansion_order if sel.anchors.get(m) for e in module_queries(m, sel, config)]
-    score = {id(s.vector): s.priority for s in sel.lines if s.vector is not None}
-    pool.sort(key=lambda e: -score.get(id(e.vector), -1.0))
+    pool.sort(key=lambda e: -(e.score if e.score == e.score else -1.0))  # NaN (a pair, no line) last
     seen = {" ".join(original.lower().split())}
     out: list[Expansion] = []
     for e in pool:

@@ -27,7 +27,7 @@ from .expand import Expansion, expand
 from .index import AnchorIndex
 from .inject import BLOCK_TITLES, InjectedContext, answer_messages, count_tokens, prompt_text, render_summaries
 from .pack import LineSelection, pack_lines, score_lines
-from .session import one_blas_thread, Budget, HostSession, QuestionRun, fuse, host_search_many, memory_key, run_question  # noqa: F401
+from .session import Budget, HostSession, QuestionRun, memory_key, one_blas_thread, run_question
 from .retrieve import STATUS_NAMES, TEMPORAL_SLOT, ModuleSelection, select_module
 from .summaries import pick_summaries, store_summaries
 from .text import content_tokens

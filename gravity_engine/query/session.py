@@ -65,9 +65,9 @@ def fuse(lists: list[list[Memory]], weights: list[float], k: int, c: float = 60.
             scores[key] = scores.get(key, 0.0) + w / (c + rank)
             first.setdefault(key, m)
             origin.setdefault(key, []).append(li)
-    pinned = [memory_key(m) for m in (lists[0][:keep] if lists else [])]
-    pinned = list(dict.fromkeys(pinned))
-    rest = sorted((key for key in scores if key not in set(pinned)), key=lambda key: -scores[key])  # stable
+    pinned = list(dict.fromkeys(memory_key(m) for m in (lists[0][:keep] if lists else [])))
+    held = set(pinned)
+    rest = sorted((key for key in scores if key not in held), key=lambda key: -scores[key])  # stable
     order = pinned + rest
     return [(first[key], scores[key], origin[key]) for key in order[:k]]
 
