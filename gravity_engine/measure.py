@@ -7,7 +7,11 @@
   context are normalized the same way (lowercase, split on anything that is not a letter or digit,
   drop the articles a/an/the, drop a possessive or plain plural "s"); a part is present when its
   tokens occur as one contiguous run inside one context line (memory or anchor line). So
-  "7 May 2023" is covered by "(7 May 2023)" but not by "17 May" plus a "2023" elsewhere. Host alone
+  "7 May 2023" is covered by "(7 May 2023)" but not by "17 May" plus a "2023" elsewhere. A part that
+  is only a date ("7 May 2023", "August 15, 2023", "12 March", "in 2022", "the week before 9 June
+  2023") is also present when one line names a date inside it, written any way ("2023-05-07",
+  "May 7, 2023", "2 June 2023 to 8 June 2023"); a gold without a year matches any year, a line
+  without a year never gives one, and "on or before 8 May 2023" is a bound, not a date. Host alone
   and host + anchors get the SAME total token budget: with Gravity the anchor lines (at most
   ``anchor_share`` of it, packed best first) take part of the budget and the memories fill the rest
   (the fused top-k first, then the host's own ranking). ``additive`` is the method's mode instead:
@@ -32,7 +36,7 @@ import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
@@ -64,10 +68,129 @@ def answer_tokens(text: str) -> list[str]:
     return [normalize_token(t) for t in _SPLIT.split(str(text).lower()) if t and t not in _ARTICLES]
 
 
+_MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december"]
+_MONTHS = {**{m: i for i, m in enumerate(_MONTH_NAMES, 1)}, **{m[:3]: i for i, m in enumerate(_MONTH_NAMES, 1)},
+           "sept": 9}
+_MON = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + ")"
+# A comma inside a written date ("August 15, 2023", "15 August, 2023", "February, 2023") does not split the gold.
+_DATE_COMMA = re.compile(rf"\b({_MON}\.?(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?|\d{{1,2}}(?:st|nd|rd|th)?\s*{_MON}),\s*(\d{{4}})\b",
+                         re.I)
+
+
 def gold_parts(gold: str) -> list[str]:
     """The gold answer split on commas, semicolons and ' and '/' or ', each part as normalized tokens."""
-    parts = re.split(r"[,;]|\band\b|\bor\b", str(gold), flags=re.I)
+    parts = re.split(r"[,;]|\band\b|\bor\b", _DATE_COMMA.sub(r"\1 \2", str(gold)), flags=re.I)
     return [" ".join(toks) for toks in (answer_tokens(p) for p in parts) if toks]
+
+
+# Dates are read on the normalized token stream, so gold and context pass through the same normalizer.
+_DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th)?"
+_DATE_FORMS = re.compile("|".join([
+    r"\b(?P<iy>\d{4}) (?P<im>\d{1,2}) (?P<id>\d{1,2})\b",  # 2023-05-07
+    rf"\b{_DAY.format('dd')} ?(?P<dm>{_MON})\b(?: (?P<dy>\d{{4}})\b)?",  # 7 May 2023, 12 March, 15June
+    rf"\b(?P<md>{_MON}) {_DAY.format('mdd')}\b(?: (?P<mdy>\d{{4}})\b)?",  # May 7, 2023
+    rf"\b(?P<mm>{_MON}) (?P<my>\d{{4}})\b",  # May 2023
+    r"\b(?P<y>(?:19|20)\d\d)\b",  # 2023
+]))
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_RELATIVE = re.compile(rf"^(?:on )?(?:(?:the|a) )?(?P<unit>day|week|weekend|{'|'.join(_WEEKDAYS)}) "
+                       r"(?P<dir>before|after) (?P<date>.+)$")
+_FILLER = {"on", "in", "of", "around", "about", "circa", "during", "by"}
+_ANY_YEAR = 2000  # a leap year: "29 February" without a year still reads
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: date
+    end: date
+    has_year: bool
+    bound: bool = False  # "on or before 8 May 2023": a limit, not the date itself
+
+
+def _spans(text: str) -> list[tuple[_Span, int, int]]:
+    """Calendar dates written in a normalized token stream, with their character offsets."""
+    out = []
+    for m in _DATE_FORMS.finditer(text):
+        g = m.groupdict()
+        try:
+            if g["iy"]:
+                d = date(int(g["iy"]), int(g["im"]), int(g["id"]))
+                start, end, has_year = d, d, True
+            elif g["dm"] or g["md"]:
+                year = g["dy"] or g["mdy"]
+                d = date(int(year) if year else _ANY_YEAR, _MONTHS[g["dm"] or g["md"]], int(g["dd"] or g["mdd"]))
+                start, end, has_year = d, d, bool(year)
+            elif g["mm"]:
+                y, mo = int(g["my"]), _MONTHS[g["mm"]]
+                start, end, has_year = date(y, mo, 1), date(y + mo // 12, mo % 12 + 1, 1) - timedelta(days=1), True
+            else:
+                start, end, has_year = date(int(g["y"]), 1, 1), date(int(g["y"]), 12, 31), True
+        except ValueError:  # "31 February", month 13 of an ISO-looking triple
+            continue
+        bound = text[max(0, m.start() - 10):m.start()].endswith(("before ", "after "))
+        out.append((_Span(start, end, has_year, bound), m.start(), m.end()))
+    return out
+
+
+def _relative(unit: str, direction: str, d: date) -> tuple[date, date]:
+    """'the week before 9 June' -> 2..8 June; 'the weekend before', 'the sunday after', 'the day before'."""
+    step = -1 if direction == "before" else 1
+    if unit == "day":
+        day = d + timedelta(days=step)
+        return day, day
+    if unit == "week":
+        a, b = d + timedelta(days=step), d + timedelta(days=7 * step)
+        return min(a, b), max(a, b)
+    targets = {5, 6} if unit == "weekend" else {_WEEKDAYS.index(unit)}
+    day = d + timedelta(days=step)
+    while day.weekday() not in targets:
+        day += timedelta(days=step)
+    other = day + timedelta(days=step)  # a weekend is two days
+    if unit == "weekend" and other.weekday() in targets:
+        return min(day, other), max(day, other)
+    return day, day
+
+
+def _gold_date(part: str) -> _Span | None:
+    """The period a gold part names when the part is nothing but a date (fillers aside), else None."""
+    rel = _RELATIVE.match(part)
+    inner = rel.group("date") if rel else part
+    found = _spans(inner)
+    if len(found) != 1:
+        return None
+    span, a, b = found[0]
+    if any(t not in _FILLER for t in (inner[:a] + " " + inner[b:]).split()):
+        return None
+    if not rel:
+        return span
+    if span.start != span.end:
+        return None
+    start, end = _relative(rel.group("unit"), rel.group("dir"), span.start)
+    return _Span(start, end, span.has_year)
+
+
+@lru_cache(maxsize=100_000)
+def _line_spans(line: str) -> tuple[_Span, ...]:
+    return tuple(s for s, _, _ in _spans(line) if not s.bound)
+
+
+def _date_inside(gold: _Span, line: str) -> bool:
+    """True when ``line`` (normalized) names a date or period that lies inside the gold's period."""
+    for s in _line_spans(line):
+        if gold.has_year and not s.has_year:
+            continue
+        start, end = s.start, s.end
+        if not gold.has_year:
+            if start.year != end.year:
+                continue
+            try:
+                start, end = start.replace(year=_ANY_YEAR), end.replace(year=_ANY_YEAR)
+            except ValueError:
+                continue
+        if gold.start <= start and end <= gold.end:
+            return True
+    return False
 
 
 @lru_cache(maxsize=100_000)
@@ -92,7 +215,17 @@ def covers(gold: str, context: str) -> bool | None:
     parts = gold_parts(gold)
     if not parts:
         return None
-    return all(f" {p} " in context for p in parts)
+    lines = None
+    for p in parts:
+        if f" {p} " in context:
+            continue
+        period = _gold_date(p)
+        if period is None:
+            return False
+        lines = lines if lines is not None else context.split("\n")
+        if not any(_date_inside(period, line) for line in lines):
+            return False
+    return True
 
 
 def category_label(category: str, dataset: str) -> str:
