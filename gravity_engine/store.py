@@ -201,5 +201,8 @@ class AnchorStore:
                 report = {"error": f"{REPORT_FILE} is unreadable"}
             if not isinstance(report, dict):  # pages read it with .get: anything else is as good as unreadable
                 report = {"error": f"{REPORT_FILE} is not a JSON object"}
-        return cls(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report, path=path,
-                   line_keys=line_keys)
+        store = cls(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report, path=path,
+                    line_keys=line_keys)
+        from .curate.edits import apply_saved_edits  # edits.jsonl beside the store: human corrections, replayed
+
+        return apply_saved_edits(store)
