@@ -8,6 +8,7 @@ interrupted or failed build resumes where it stopped, and a rerun retries only f
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import threading
 import time
@@ -42,6 +43,12 @@ BACKENDS = ("classic", "llm")
 
 class BuildCancelled(GravityError):
     """The build was cancelled; finished batches are checkpointed and a rerun resumes."""
+
+    def __init__(self, done: int, failed: int, cancelled: int, total: int):
+        self.done, self.failed, self.cancelled, self.total = done, failed, cancelled, total
+        super().__init__(f"build cancelled: {done} of {total} batches done and checkpointed"
+                         + (f", {failed} failed" if failed else "")
+                         + f", {cancelled} cancelled before they started; run it again to resume from the checkpoints")
 
 
 @dataclass
@@ -100,10 +107,26 @@ class _Checkpoints:
         atomic_write_json(self.path(batch), result.model_dump(mode="json"))
 
 
-def _run_batches(extractor: Extractor, batches: list[Batch]) -> Iterator[tuple[Batch, BatchAnchors | Exception]]:
-    if hasattr(extractor, "extract_batches"):
-        yield from extractor.extract_batches(batches)
+def _run_batches(extractor: Extractor, batches: list[Batch],
+                 cancel: threading.Event | None) -> Iterator[tuple[Batch, BatchAnchors | Exception]]:
+    """(batch, anchors or the exception) as each batch finishes; stops starting batches once ``cancel`` is set.
+
+    An extractor whose ``extract_batches`` takes ``cancel`` stops itself and still hands back the batches it
+    had in flight (so they are checkpointed); any other is stopped by closing its generator."""
+    cancelled = cancel.is_set if cancel is not None else (lambda: False)
+    many = getattr(extractor, "extract_batches", None)
+    if many is not None and "cancel" in inspect.signature(many).parameters:
+        yield from many(batches, cancel=cancel)
         return
+    stream = many(batches) if many is not None else _one_by_one(extractor, batches)
+    for item in stream:
+        yield item
+        if cancelled():
+            stream.close()
+            return
+
+
+def _one_by_one(extractor: Extractor, batches: list[Batch]) -> Iterator[tuple[Batch, BatchAnchors | Exception]]:
     for batch in batches:
         try:
             yield batch, extractor.extract_batch(batch)
@@ -112,16 +135,12 @@ def _run_batches(extractor: Extractor, batches: list[Batch]) -> Iterator[tuple[B
 
 
 def _prefetch(embedder: CachingEmbedder, conversation: Conversation) -> None:
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # one core for this, the other for extraction
+    # Torch threads are left as the process set them at start (gravity_engine.threads): setting and
+    # restoring them from this thread raced with other threads and could leave the process on one core.
     try:
         embedder.encode([u.display_text() for u in conversation.utterances()])
     except Exception:  # an optimisation only: the same texts are encoded again when needed
         pass
-    finally:
-        torch.set_num_threads(before)
 
 
 def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str = "classic",
@@ -178,7 +197,7 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     # in the background lets torch use the core that extraction leaves idle.
     prefetch = threading.Thread(target=_prefetch, args=(shared_embedder, conversation), daemon=True)
     prefetch.start()
-    for batch, result in _run_batches(extractor, todo):
+    for batch, result in _run_batches(extractor, todo, cancel):
         if isinstance(result, Exception):
             failures.append({"batch": batch.index, "session_id": batch.session_id,
                              "utterances": [batch.utterances[0].id, batch.utterances[-1].id],
@@ -189,9 +208,9 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
             counts.update({m: len(getattr(result, m)) for m in MODULES})
         notify(BuildProgress("extract", len(results) + len(failures), len(batches), failed=len(failures),
                              counts=dict(counts), message=f"batch {batch.index + 1} of {len(batches)} ({batch.session_id})"))
-        if cancel is not None and cancel.is_set():
-            raise BuildCancelled(f"build cancelled after {len(results)} of {len(batches)} batches; "
-                                 "run it again to resume from the checkpoints")
+    if cancel is not None and cancel.is_set():
+        raise BuildCancelled(done=len(results), failed=len(failures), total=len(batches),
+                             cancelled=len(batches) - len(results) - len(failures))
     prefetch.join()
     extract_s = time.perf_counter() - t_extract
 

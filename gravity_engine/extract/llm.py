@@ -8,7 +8,8 @@ dates it left unresolved are resolved here against the batch's session time.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import date, datetime
 from typing import Any, Iterable, Iterator
 
@@ -149,19 +150,35 @@ class LLMExtractor:
         return self.client.usage_report()
 
     # --- concurrency ------------------------------------------------------------------------------
-    def extract_batches(self, batches: Iterable[Batch]) -> Iterator[tuple[Batch, BatchAnchors | Exception]]:
+    def extract_batches(self, batches: Iterable[Batch], cancel: threading.Event | None = None,
+                        ) -> Iterator[tuple[Batch, BatchAnchors | Exception]]:
         """Extract batches with ``config.concurrency`` workers; yields (batch, anchors or the exception)
-        as each finishes, so a failed batch is reported and the others go on."""
-        batches = list(batches)
-        workers = max(1, min(self.client.config.concurrency, len(batches) or 1))
+        as each finishes, so a failed batch is reported and the others go on.
+
+        At most one batch per worker is in flight: once ``cancel`` is set no new batch starts, the ones
+        in flight are still yielded (the build checkpoints them, they are paid for), and the rest never run."""
+        pending = iter(list(batches))
+        workers = max(1, self.client.config.concurrency)
+        in_flight: dict[Future, Batch] = {}
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm-extract") as pool:
-            futures = {pool.submit(self.extract_batch, b): b for b in batches}
-            for future in as_completed(futures):
-                batch = futures[future]
-                try:
-                    yield batch, future.result()
-                except Exception as err:  # noqa: BLE001 - the caller records any failure per batch
-                    yield batch, err
+
+            def submit_next() -> None:
+                batch = None if cancel is not None and cancel.is_set() else next(pending, None)
+                if batch is not None:
+                    in_flight[pool.submit(self.extract_batch, batch)] = batch
+
+            for _ in range(workers):
+                submit_next()
+            while in_flight:
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    batch = in_flight.pop(future)
+                    try:
+                        result: BatchAnchors | Exception = future.result()
+                    except Exception as err:  # noqa: BLE001 - the caller records any failure per batch
+                        result = err
+                    yield batch, result
+                    submit_next()
 
     @staticmethod
     def _count(stats: dict[str, int], usage) -> None:
