@@ -18,6 +18,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import streamlit as st  # noqa: E402
 
+from gravity_engine.threads import configure as configure_threads  # noqa: E402
+
+configure_threads()  # once per server process (later reruns return at once), before any page starts work
+
 st.set_page_config(page_title="Gravity Studio", page_icon=":material/hub:", layout="wide")
 
 from pages._ui import init_state, inject_css, sidebar_store_picker  # noqa: E402

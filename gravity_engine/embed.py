@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
@@ -78,29 +76,14 @@ class SentenceTransformerEmbedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock, _threads_for(len(texts)):
+        # Torch's thread count is the process's, set once at start (``gravity_engine.threads``): changing it
+        # around each call from several threads once left the whole server on one core.
+        with self._lock:
             vectors = self._model.encode(
                 list(texts), batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
                 show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
-
-
-@contextmanager
-def _threads_for(n_texts: int) -> Iterator[None]:
-    """One torch thread for a query-sized call: splitting one sentence across cores costs more in
-    synchronisation than it saves, and on a busy machine it is several times slower."""
-    if n_texts > 8:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @lru_cache(maxsize=4)

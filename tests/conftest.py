@@ -17,6 +17,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 for _var in ("GRAVITY_LLM_BASE_URL", "GRAVITY_LLM_API_KEY", "GRAVITY_LLM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
     os.environ.pop(_var, None)
 
+from gravity_engine.threads import configure as _configure_threads  # noqa: E402
+
+_configure_threads()  # as the CLI and the app do at start: thread limits set once, for the whole session
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
 LOCOMO = SHARED_DATA / "locomo10.json"

@@ -19,6 +19,18 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _start() -> None:
+    """Process start: thread limits are set here, once, before any command starts a worker thread."""
+    from ..threads import configure
+
+    try:
+        configure()
+    except GravityError as err:
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=2) from None
+
+
 def friendly_errors(fn: Callable) -> Callable:
     """Turn a GravityError into one red line on stderr and exit code 2 (never a traceback)."""
 

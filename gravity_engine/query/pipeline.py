@@ -27,7 +27,7 @@ from .expand import Expansion, expand
 from .index import AnchorIndex
 from .inject import BLOCK_TITLES, InjectedContext, answer_messages, count_tokens, prompt_text, render_summaries
 from .pack import LineSelection, pack_lines, score_lines
-from .session import Budget, HostSession, QuestionRun, memory_key, one_blas_thread, run_question
+from .session import Budget, HostSession, QuestionRun, memory_key, run_question
 from .retrieve import STATUS_NAMES, TEMPORAL_SLOT, ModuleSelection, select_module
 from .summaries import pick_summaries, store_summaries
 from .text import content_tokens
@@ -139,19 +139,19 @@ class GravityQuery:
             timings["inject"] = (t() - t0) * 1000
             return result
         qtokens = content_tokens(question)
-        with one_blas_thread():
-            for module in MODULES:
-                if module not in config.modules:
-                    continue
-                sel = select_module(module, self.store, self.index, qvec, qtokens, config, qtime)
-                result.modules[module] = sel
-                rows = self._rows[module]
-                result.selected[module] = [rows[r] for r in sel.kept]
-            timings["retrieve"] = (t() - t0) * 1000
-            t0 = t()
-            result.lines = self._score_lines(result, qvec, config)
-            result.context = pack_lines(result.lines, config, budget, self.count)
-            timings["inject"] = (t() - t0) * 1000
+        # Small products: BLAS runs on the thread count set at start (gravity_engine.threads), never changed here.
+        for module in MODULES:
+            if module not in config.modules:
+                continue
+            sel = select_module(module, self.store, self.index, qvec, qtokens, config, qtime)
+            result.modules[module] = sel
+            rows = self._rows[module]
+            result.selected[module] = [rows[r] for r in sel.kept]
+        timings["retrieve"] = (t() - t0) * 1000
+        t0 = t()
+        result.lines = self._score_lines(result, qvec, config)
+        result.context = pack_lines(result.lines, config, budget, self.count)
+        timings["inject"] = (t() - t0) * 1000
         t0 = t()
         result.expansions = expand(result.lines, config, question)
         timings["expand"] = (t() - t0) * 1000

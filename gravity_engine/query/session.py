@@ -21,7 +21,6 @@ Budgets (``Budget``):
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,22 +29,6 @@ from ..conversation import Conversation
 from ..hosts.base import Host, Memory
 from .config import Mode, QueryConfig
 from .inject import InjectedContext, count_tokens
-
-
-_BLAS = None
-
-
-def one_blas_thread():
-    """BLAS limited to one thread around the query's small products: on a busy 2-core machine a second
-    OpenBLAS thread made a 5,000-row gather-and-dot 5x slower, and one vector gains nothing from it."""
-    global _BLAS
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - installed with scikit-learn
-        return nullcontext()
-    if _BLAS is None:
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
 
 
 def memory_key(m: Memory) -> tuple:
@@ -133,8 +116,7 @@ class HostSession:
 
     def search(self, question: str, k: int, qvec: np.ndarray | None = None) -> list[Memory]:
         if self.by_vector and qvec is not None:
-            with one_blas_thread():
-                return self.host.search_vectors(np.asarray(qvec, dtype=np.float32)[None, :], k)[0]
+            return self.host.search_vectors(np.asarray(qvec, dtype=np.float32)[None, :], k)[0]
         return self.host.search(question, k)
 
     def search_expansions(self, queries: list[str], vectors: list[np.ndarray | None], k: int) -> list[list[Memory]]:
@@ -146,8 +128,7 @@ class HostSession:
             if missing:
                 for i, v in zip(missing, self.embedder.encode([queries[i] for i in missing])):
                     vecs[i] = v
-            with one_blas_thread():
-                return self.host.search_vectors(np.stack(vecs).astype(np.float32, copy=False), k)
+            return self.host.search_vectors(np.stack(vecs).astype(np.float32, copy=False), k)
         return host_search_many(self.host, queries, k)
 
     def format_line(self, m: Memory) -> str:
