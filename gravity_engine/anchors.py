@@ -173,6 +173,7 @@ class BuildInfo(BaseModel):
     """What built the anchors, so a reader knows how far to trust them and a rebuild can be compared."""
 
     backend: str = "classic"  # classic | llm
+    extractor_version: str = ""  # the extractor's describe()["version"]; "" in stores written before it was kept
     llm_model: str | None = None
     embedding_model: str = ""
     embedding_dim: int = 0

@@ -34,7 +34,7 @@ from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder
 from .errors import ConfigError, GravityError, StoreError
 from .extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
 from .fileio import atomic_write_json
-from .store import ANCHORS_FILE, AnchorStore, embed_anchors
+from .store import ANCHORS_FILE, AnchorStore, check_built_with, embed_anchors
 from .verify import verify_anchors
 
 CHECKPOINT_DIR = ".checkpoints"
@@ -80,15 +80,19 @@ def make_extractor(backend: str, *, embedder: Embedder | None = None, llm_config
     raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
 
 
-def _fingerprint(extractor: Extractor, batch_size: int) -> str:
-    desc = json.dumps({"describe": extractor.describe(), "batch_size": batch_size}, sort_keys=True, default=str)
-    return hashlib.sha256(desc.encode()).hexdigest()[:16]
+def _checkpoint_key(extractor: Extractor, batch_size: int) -> dict[str, Any]:
+    """Everything that decides what a batch extracts: engine and extractor versions, prompt versions, backend,
+    model and options (``describe()``) and the batch size. Any change gives new checkpoints."""
+    return {"engine_version": __version__, "extractor": extractor.describe(), "batch_size": batch_size}
 
 
 class _Checkpoints:
-    """One JSON file per finished batch, named by the batch's content hash."""
+    """One JSON file per finished batch, named by the batch's content hash, in a folder per ``_checkpoint_key``
+    (whose ``built_with.json`` says what wrote them)."""
 
-    def __init__(self, root: Path, fingerprint: str):
+    def __init__(self, root: Path, key: dict[str, Any]):
+        self.key = json.loads(json.dumps(key, default=str))
+        fingerprint = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:16]
         self.dir = root / CHECKPOINT_DIR / fingerprint
 
     def path(self, batch: Batch) -> Path:
@@ -104,6 +108,8 @@ class _Checkpoints:
             return None  # a damaged checkpoint is simply redone
 
     def save(self, batch: Batch, result: BatchAnchors) -> None:
+        if not (self.dir / "built_with.json").is_file():
+            atomic_write_json(self.dir / "built_with.json", self.key)
         atomic_write_json(self.path(batch), result.model_dump(mode="json"))
 
 
@@ -173,11 +179,17 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     shared_embedder = CachingEmbedder(base_embedder)
     extractor = extractor or make_extractor(backend, embedder=shared_embedder, llm_config=llm_config, fused=fused,
                                             modules=modules, llm_client=llm_client)
+    if existing is not None:
+        # New sessions from another extractor, prompt or model would sit beside old ones under one label.
+        desc = extractor.describe()
+        check_built_with(existing.anchors.built_with, out, "rebuild it in full (build without --update)",
+                         extractor_version=desc.get("version"), prompt_versions=desc.get("prompt_versions"),
+                         llm_model=desc.get("llm_model"))
 
     covered = set(existing.anchors.built_with.sessions) if existing else set()
     new_sessions = [s.id for s in conversation.sessions if s.id not in covered]
     batches = make_batches(conversation, batch_size, session_ids=new_sessions)
-    checkpoints = _Checkpoints(out, _fingerprint(extractor, batch_size))
+    checkpoints = _Checkpoints(out, _checkpoint_key(extractor, batch_size))
 
     results: dict[int, BatchAnchors] = {}
     failures: list[dict[str, Any]] = []
@@ -255,8 +267,8 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
 
     desc = extractor.describe()
     anchors.built_with = BuildInfo(
-        backend=extractor.name, llm_model=desc.get("llm_model"), embedding_model=base_embedder.name,
-        embedding_dim=base_embedder.dim, prompt_versions=desc.get("prompt_versions", {}), batch_size=batch_size,
+        backend=extractor.name, extractor_version=str(desc.get("version", "")), llm_model=desc.get("llm_model"),
+        embedding_model=base_embedder.name, embedding_dim=base_embedder.dim, prompt_versions=desc.get("prompt_versions", {}), batch_size=batch_size,
         modules=list(modules), fused=bool(desc.get("fused", False)), engine_version=__version__,
         duration_s=round(time.perf_counter() - started, 3),
         sessions=[s.id for s in conversation.sessions if (s.id in covered or s.id in done_sessions)

@@ -51,7 +51,7 @@ from .query.config import FULL, Mode, QueryConfig
 from .query.pipeline import GravityQuery, GravityResult
 from .query.session import Budget, HostSession, run_question
 from .query.text import normalize_token
-from .store import ANCHORS_FILE, AnchorStore
+from .store import ANCHORS_FILE, AnchorStore, check_built_with, read_build_info
 
 LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
 LONGMEMEVAL_TYPES = {"single-session-user": "SSU", "single-session-assistant": "SSA",
@@ -434,14 +434,25 @@ class MeasureReport:
 
 
 def ensure_store(conversation: Conversation, runs_dir: Path, embedder: Embedder | None = None,
-                 backend: str = "classic") -> tuple[AnchorStore, bool]:
-    """The store under ``runs_dir/<conversation id>``, built with ``backend`` when it is missing."""
+                 backend: str | None = None) -> tuple[AnchorStore, bool]:
+    """The store under ``runs_dir/<conversation id>``, built with ``backend`` (classic unless given) when it is
+    missing; an existing store built with another backend than the one given is refused (``StoreError``)."""
     out = Path(runs_dir) / conversation.id
     if (out / ANCHORS_FILE).is_file():
+        check_store_backend(out, backend)
         return AnchorStore.load(out), False
     from .build import build_store
 
-    return build_store(conversation, out, backend=backend, embedder=embedder), True
+    return build_store(conversation, out, backend=backend or "classic", embedder=embedder), True
+
+
+def check_store_backend(folder: Path, backend: str | None) -> None:
+    """Refuse a store in ``folder`` that another backend than ``backend`` built (None: any backend)."""
+    if backend is None:
+        return
+    info = read_build_info(folder)
+    check_built_with(info, folder, f"score it with --backend {info.backend}, or give another stores folder "
+                     f"(--stores) to build {backend} stores in", backend=backend)
 
 
 def variant_slug(config: QueryConfig) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from .anchors import MODULES, SCHEMA_VERSION, AnchorSet
+from .anchors import MODULES, SCHEMA_VERSION, AnchorSet, BuildInfo
 from .conversation import Conversation
 from .embed import Embedder
 from .errors import StoreError
@@ -56,6 +56,31 @@ def embed_anchors(anchors: AnchorSet, embedder: Embedder) -> dict[str, np.ndarra
     out = {m: np.asarray(vectors[a:b], dtype=np.float32).reshape(b - a, embedder.dim) for m, (a, b) in spans.items()}
     out["lines_keys"] = np.array(table.keys(), dtype=str)
     return out
+
+
+def read_build_info(path: str | Path) -> BuildInfo:
+    """What built the store in ``path`` (``anchors.json``'s ``built_with``), without loading the store."""
+    anchors_path = Path(path) / ANCHORS_FILE
+    try:
+        raw = json.loads(anchors_path.read_text(encoding="utf-8"))
+        return BuildInfo.model_validate(raw.get("built_with") or {})
+    except FileNotFoundError:
+        raise StoreError(f"{path}: no {ANCHORS_FILE} here; is this an anchor store (a build's --out folder)?") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, AttributeError, ValidationError) as err:
+        raise StoreError(f"{anchors_path}: cannot read what built this store ({type(err).__name__})") from None
+
+
+def check_built_with(info: BuildInfo, where: str | Path, advice: str = "", **expected: Any) -> None:
+    """Raise ``StoreError`` naming every ``BuildInfo`` field that differs from ``expected`` (None: any value).
+    A version the store did not record ("" or {}: written before versions were kept) is not held against it."""
+    diffs = []
+    for name, want in expected.items():
+        have = getattr(info, name)
+        if want is None or have == want or (name != "backend" and have in ("", {}, None)):
+            continue
+        diffs.append(f"{name} {have!r} (asked for {want!r})")
+    if diffs:
+        raise StoreError(f"{where} was built with {', '.join(diffs)}" + (f"; {advice}" if advice else ""))
 
 
 @dataclass

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from ..embed import CachingEmbedder
 from ..errors import ConfigError, LLMError
 from ..llm.config import DEFAULT_MODEL
-from ..measure import _grounded, _norm_text, covers, injected_events
+from ..measure import _grounded, _norm_text, check_store_backend, covers, injected_events
 from ..query.config import Mode, QueryConfig, get_variant
 from ..store import ANCHORS_FILE
 from .f1 import locomo_f1, token_f1
@@ -140,6 +140,9 @@ def plan_evaluation(settings: EvalSettings, items: list[EvalItem] | None = None)
     n_done = len(items) * len(configs) - len(todo)
     need = list(OrderedDict.fromkeys(it.conversation.id for it, _ in todo))
     to_build = [cid for cid in need if not (settings.stores / cid / ANCHORS_FILE).is_file()]
+    for cid in need:  # before any paid call: a store another backend built would be scored under this one's name
+        if cid not in to_build:
+            check_store_backend(settings.stores / cid, settings.backend)
     chars: dict[str, tuple[float, int]] = {}
     prompt = completion = 0
     for it, c in todo:

@@ -62,7 +62,8 @@ class Extractor(Protocol):
         ...
 
     def describe(self) -> dict[str, Any]:
-        """What the build info records: model, prompt versions, options."""
+        """What the build info records: "version" (bumped when the extractor's output changes), model,
+        prompt versions, options. Checkpoints are keyed by it, so any change here re-extracts."""
         ...
 
 

@@ -25,6 +25,9 @@ from ..timeparse import resolve_time_expression
 from .base import Batch, BatchAnchors
 
 
+# Bump when the mapping of replies into anchors changes (the prompts carry their own versions): checkpoints
+# and stores record it, so a rebuild re-extracts instead of reusing batches the old code wrote.
+EXTRACTOR_VERSION = "1"
 ENTITY_TYPES = ("person", "pet", "organization", "place", "project", "product", "artifact", "other")
 _TYPE_SYNONYMS = {"org": "organization", "company": "organization", "group": "organization", "team": "organization",
                   "location": "place", "city": "place", "country": "place", "animal": "pet", "object": "artifact",
@@ -141,7 +144,8 @@ class LLMExtractor:
 
     def describe(self) -> dict[str, Any]:
         names = ["extract_fused"] if self.fused else [_MODULE_PROMPTS[m] for m in self.modules]
-        return {"backend": self.name, "llm_model": self.client.config.model, "fused": self.fused,
+        return {"backend": self.name, "version": EXTRACTOR_VERSION, "llm_model": self.client.config.model,
+                "fused": self.fused,
                 "modules": list(self.modules), "prompt_versions": {n: PROMPTS[n].version for n in names},
                 "endpoint": self.client.config.endpoint_label()}
 

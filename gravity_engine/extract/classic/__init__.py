@@ -26,6 +26,9 @@ from .topics import build_topics, embed_cached
 
 __all__ = ["ClassicExtractor"]
 
+# Bump when a change to this backend changes what it extracts: checkpoints and stores record it, so a
+# rebuild re-extracts instead of reusing batches the old code wrote.
+EXTRACTOR_VERSION = "1"
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -57,7 +60,8 @@ class ClassicExtractor:
 
     def describe(self) -> dict[str, Any]:
         model = self._embedder.name if self._embedder is not None else DEFAULT_MODEL
-        return {"backend": "classic", "spacy_model": self.spacy_model, "embedding_model": model}
+        return {"backend": "classic", "version": EXTRACTOR_VERSION, "spacy_model": self.spacy_model,
+                "embedding_model": model}
 
     def extract_batch(self, batch: Batch) -> BatchAnchors:
         # Image captions are not words anyone said: parse the text only (topics do see captions).
