@@ -243,3 +243,37 @@ def unmerge_into_workspace(store: AnchorStore, entity_id: str, alias: str, embed
         target = source
     edited.save(target)
     return target
+
+
+def host_cache_key(store_path: str | Path, mtime: float, name: str, llm_config=None) -> tuple:
+    """What a ready (ingested) host depends on: the store, the host and, for a host that holds a model client,
+    the endpoint, the model and a hash of the key (the key itself never becomes part of a cache key)."""
+    if llm_config is None:
+        return (str(store_path), mtime, name)
+    import hashlib
+
+    secret = llm_config.api_key.get_secret_value().encode()
+    return (str(store_path), mtime, name, llm_config.endpoint_label(), llm_config.model,
+            hashlib.sha256(secret).hexdigest()[:16])
+
+
+def ingested_host(store: AnchorStore, name: str, embedder, llm_config=None):
+    """A new host with the store's conversation ingested; ``llm_config`` only for hosts that call a model while
+    ingesting (``hosts.LLM_AT_INGEST``)."""
+    from .hosts import get_host
+
+    if store.conversation is None:
+        raise GravityError(f"{store.path}: the store has no conversation.json, so no host can ingest it")
+    host = get_host(name, embedder=embedder, **({"llm": llm_config} if llm_config is not None else {}))
+    host.ingest(store.conversation)
+    return host
+
+
+def host_unavailable(name: str, llm_config) -> str | None:
+    """Why a host cannot run with the current settings (a sentence for people), or None when it can."""
+    from .hosts import LLM_AT_INGEST
+
+    if name in LLM_AT_INGEST and llm_config is None:
+        return (f"{name} calls a language model while it ingests the conversation, and no model endpoint is set: "
+                "choose one on the Settings page (a local server works offline)")
+    return None

@@ -1,7 +1,9 @@
-"""Query playground: one question through the host alone and with Gravity, with every step of the trace."""
+"""Query playground: one question through the host alone and with Gravity: what Gravity changed in the prompt,
+where each memory came from, whether each context holds the gold answer, and every step of the trace."""
 
 from __future__ import annotations
 
+import html
 import json
 
 import altair as alt
@@ -10,7 +12,9 @@ import streamlit as st
 
 from gravity_engine import studio
 from gravity_engine.errors import GravityError
+from gravity_engine.hosts import LLM_AT_INGEST
 from gravity_engine.query.config import VARIANTS
+from gravity_engine.viz import prompt as pview
 from pages._ui import llm_config, load_store, query_config, require_store, selectable_hosts, store_embedder
 
 st.title("Query playground")
@@ -27,15 +31,34 @@ def _gravity(path: str, mtime: float):
 
 
 @st.cache_resource(max_entries=6, show_spinner="The host is ingesting the conversation…")
-def _host(path: str, mtime: float, name: str, _llm=None):
-    from gravity_engine.hosts import get_host
-
+def _shared_host(path: str, mtime: float, name: str):
+    """Hosts that hold no model client are the same for everyone: one per store and host, server-wide."""
     s = load_store(path, mtime)
-    # Only hosts that call an LLM while ingesting (A-Mem's evolution step) take the endpoint.
-    host = get_host(name, embedder=store_embedder(s), **({"llm": _llm} if _llm is not None else {}))
-    host.ingest(s.conversation)
-    return host
+    return studio.ingested_host(s, name, store_embedder(s))
 
+
+def _host(name: str, cfg):
+    """A host that calls a model while ingesting holds a client built from this session's endpoint and key, so it
+    lives in this browser session only, keyed by endpoint, model and a hash of the key."""
+    if name not in LLM_AT_INGEST:
+        return _shared_host(*store_key, name)
+    hosts = st.session_state.setdefault("playground_hosts", {})
+    key = studio.host_cache_key(*store_key, name, cfg)
+    if key not in hosts:
+        with st.spinner(f"{name} is ingesting the conversation (it calls the model for every note)…"):
+            host = studio.ingested_host(load_store(*store_key), name, store_embedder(store), cfg)
+        while len(hosts) >= 2:  # a session keeps its last two such hosts
+            hosts.pop(next(iter(hosts)))
+        hosts[key] = host
+    return hosts[key]
+
+
+llm_cfg = None
+llm_problem = None
+try:
+    llm_cfg = llm_config()
+except GravityError as err:
+    llm_problem = str(err)
 
 questions = studio.questions_for(store)
 with st.container(border=True):
@@ -49,7 +72,10 @@ with st.container(border=True):
     question = st.text_input("Question", key="playground_query",
                              placeholder="e.g. When did the model invent a drug dose?")
     c1, c2, c3 = st.columns([1, 1, 2])
-    host_name = c1.selectbox("Host", selectable_hosts(), key="playground_host",
+    host_names = selectable_hosts()
+    blocked = {h: studio.host_unavailable(h, llm_cfg) for h in host_names}
+    host_name = c1.selectbox("Host", host_names, key="playground_host",
+                             format_func=lambda h: h + (" (needs a model endpoint)" if blocked.get(h) else ""),
                              help="The memory system Gravity sits beside (built-in hosts work offline).")
     variant = c2.selectbox("Variant", list(VARIANTS), key="playground_variant",
                            help="full = +EVT; +E/+V/+T single modules; -rrk no rerank; -exp no expansion; "
@@ -62,8 +88,14 @@ with st.container(border=True):
         use_t = t[2].toggle("Topics", True, key="playground_use_topics")
         use_x = t[3].toggle("Expansion", True, key="playground_use_expansion")
         use_r = t[4].toggle("Temporal", True, key="playground_use_temporal")
-    ask_clicked = st.button("Ask", type="primary", key="playground_ask", disabled=not question.strip(),
-                            icon=":material/send:")
+    if blocked.get(host_name):
+        st.warning(f"{blocked[host_name]}.", icon=":material/block:")
+        st.page_link("pages/settings.py", label="Open Settings", icon=":material/settings:")
+    if llm_problem:
+        st.error(f"The model settings cannot be used: {llm_problem}")
+        st.page_link("pages/settings.py", label="Fix them in Settings", icon=":material/settings:")
+    ask_clicked = st.button("Ask", type="primary", key="playground_ask", icon=":material/send:",
+                            disabled=not question.strip() or bool(blocked.get(host_name)))
 
 gold = next((q for q in questions if q["question"] == question), None)
 
@@ -75,60 +107,73 @@ if ask_clicked and question.strip():
         wanted = tuple(m for m, on in (("entities", use_e), ("events", use_v), ("topics", use_t)) if on)
         cfg = cfg.with_(modules=tuple(m for m in cfg.modules if m in wanted), expand=cfg.expand and use_x,
                         temporal=cfg.temporal and use_r)
-        llm_cfg = llm_config()
         llm = None
         if llm_cfg is not None:
             from gravity_engine.llm import OpenAIClient
 
             llm = OpenAIClient(llm_cfg)
+        host = _host(host_name, llm_cfg if host_name in LLM_AT_INGEST else None)
         with st.spinner("Asking…"):
-            from gravity_engine.hosts import LLM_AT_INGEST
-
-            host = _host(*store_key, host_name, _llm=llm_cfg if host_name in LLM_AT_INGEST else None)
             result = ask(store, host, question.strip(), cfg,
                          question_date=(gold or {}).get("question_date"), llm=llm, gravity=_gravity(*store_key))
         st.session_state["playground_result"] = json.loads(result.trace.to_json())
+        st.session_state["playground_gold"] = (gold or {}).get("answer")
         st.session_state["playground_store"] = store_key
+        st.session_state["playground_endpoint"] = llm_cfg.endpoint_label() if llm_cfg is not None else None
     except GravityError as err:
         st.error(str(err))
 
 trace = st.session_state.get("playground_result")
 if not trace or st.session_state.get("playground_store") != store_key:
-    st.caption("Ask a question to see the host's memories, the anchors Gravity picks, the expansion queries and the "
-               "final prompt.")
+    st.caption("Ask a question to see what Gravity adds to the host's prompt, where each memory came from, whether "
+               "each context holds the gold answer, and every step of the trace.")
     st.stop()
 
-
-def _contains(text: str, answer: str | None) -> bool | None:
-    if not answer:
-        return None
-    from gravity_engine.measure import context_covers
-
-    return context_covers(str(answer), text)
-
-
-st.subheader("Answers", anchor=False)
 answers = trace["answers"]
-gold_answer = (gold or {}).get("answer")
+gold_answer = st.session_state.get("playground_gold")
+answered = answers.get("status") == "answered"
+st.subheader("Answers", anchor=False)
+if answered:
+    where = st.session_state.get("playground_endpoint")
+    st.caption(f"Answered by **{answers.get('model') or 'the configured model'}**"
+               + (f" at {where}" if where else "") + " · the same model and prompt wording on both sides.")
+else:
+    st.info("**No model answer**: no model endpoint is set, so nothing was generated. Below each context: the "
+            "lines that best support an answer (evidence preview), not a model's answer. Set an endpoint "
+            "(a local server works offline) on the Settings page to compare real answers.", icon=":material/info:")
 a1, a2, a3 = st.columns(3)
-with a1:
-    st.markdown("**Host alone**")
-    st.text(answers.get("without") or answers.get("status", "unavailable"))
-    c = _contains(trace["prompt_without"]["text"], gold_answer)
-    if c is not None:
-        st.caption("context holds the gold answer: " + ("yes" if c else "no"))
-with a2:
-    st.markdown("**Host + Gravity**")
-    st.text(answers.get("with") or answers.get("status", "unavailable"))
-    c = _contains(trace["prompt_with"]["text"], gold_answer)
-    if c is not None:
-        st.caption("context holds the gold answer: " + ("yes" if c else "no"))
+for col, side, title in ((a1, "without", "Host alone"), (a2, "with", "Host + Gravity")):
+    prompt = trace["prompt_without" if side == "without" else "prompt_with"]["text"]
+    with col:
+        st.markdown(f"**{title}**")
+        covered = None
+        if gold_answer not in (None, ""):
+            from gravity_engine.measure import context_covers
+
+            covered = context_covers(str(gold_answer), prompt)
+        st.html(pview.coverage_badge_html(covered, "context"))
+        if answered:
+            st.html(f'<div class="gs-answer">{html.escape(answers.get(side) or "")}</div>')
+        else:
+            st.caption("Evidence preview (no model answer): the context lines that best support an answer")
+            st.html(pview.evidence_html(pview.evidence(prompt, trace["question"], gold_answer)))
 with a3:
     st.markdown("**Gold answer**")
-    st.text(gold_answer or "– (not a benchmark question)")
-if answers.get("status", "").startswith("unavailable"):
-    st.info("No LLM endpoint is configured, so no answers were generated; everything below is complete. "
-            "Set an endpoint on the Settings page to compare answers.")
+    st.html(f'<div class="gs-answer">{html.escape(str(gold_answer))}</div>' if gold_answer not in (None, "")
+            else '<div class="gs-answer gs-answer-none">not a benchmark question</div>')
+    st.caption("“Gold answer in context” uses the coverage rule of `measure` and `evaluate`: every part of the gold "
+               "answer inside one context line, dates matched by meaning (“12 March” = 2024-03-12).")
+
+top = pview.top_hit_pushed_out(trace)
+pushed = trace.get("pushed_out") or []
+if top is not None:
+    st.error(f"Fusion demoted the host's top hit out of the prompt with Gravity: “{top['text'][:300]}”. "
+             "If it held the answer, Gravity cost this question; see the struck-through lines below.",
+             icon=":material/warning:")
+elif pushed:
+    st.warning(f"With Gravity, {len(pushed)} of the host's own top {trace['host_k']} memories are not in the prompt "
+               "(fusion or the anchors' share of the budget pushed them out); the host's best hit stayed.",
+               icon=":material/info:")
 
 tm = trace["timings_ms"]
 m = st.columns(4)
@@ -139,7 +184,17 @@ m[1].metric("Host search", f"{tm.get('host_search', 0):.0f} ms",
 m[2].metric("Injected tokens", trace["injected_tokens"])
 m[3].metric("Expansion queries", len(trace["expansions"]))
 
+st.subheader("What Gravity changed in the prompt", anchor=False)
+rows = pview.classify_prompt(trace)
+n = pview.diff_counts(rows)
+st.caption(f"The prompt with Gravity, line by line: **{n['anchor']} anchor lines** (green, with the anchor and "
+           f"field each comes from), **{n['expansion']} memories brought by expansion queries** (blue, with the "
+           f"query and anchor), **{n['removed']} host memories pushed out** (red, struck through); unchanged "
+           "lines are grey and long runs are folded.")
+st.html(pview.prompt_diff_html(rows))
+
 st.subheader("Memories: host alone vs with expansion", anchor=False)
+sources = pview.memory_sources(trace)
 left, right = st.columns(2)
 original = next((h for h in trace["host_results"] if h["source"] == "original"), {"memories": []})
 with left:
@@ -150,15 +205,16 @@ with right:
     rule = trace["config"].get("fusion", "rrf")
     how = (f"the host's first {trace['config'].get('fusion_keep', 0)} kept, then each expansion's best new memory"
            if rule == "slots" else "reciprocal-rank fusion")
-    st.caption(f"After fusing the expansion queries' results ({how}; from_lists: 0 = the question)")
-    st.dataframe(pd.DataFrame(trace["merged"], columns=["rank", "rrf", "from_lists", "session_id", "text"]),
-                 hide_index=True, width="stretch")
-pushed = trace.get("pushed_out") or []
+    st.caption(f"After fusing the expansion queries' results ({how}); “brought by” names the search that found it")
+    merged = pd.DataFrame([{"rank": mm["rank"], "brought by": sources.get(pview._key(mm), ""),
+                            "session_id": mm.get("session_id"), "text": mm["text"]} for mm in trace["merged"]],
+                          columns=["rank", "brought by", "session_id", "text"])
+    st.dataframe(merged, hide_index=True, width="stretch", key="playground_merged",
+                 column_config={"brought by": st.column_config.TextColumn(width="medium")})
 if pushed:
-    st.warning(f"With Gravity, {len(pushed)} of the host's own top {len(original['memories'])} memories are not in "
-               "the prompt (fusion or the anchors' share of the budget pushed them out):", icon=":material/info:")
-    st.dataframe(pd.DataFrame(pushed, columns=["rank", "score", "session_id", "text"]), hide_index=True,
-                 width="stretch", key="playground_pushed")
+    with st.expander(f"The host's own memories that Gravity pushed out ({len(pushed)})", expanded=top is not None):
+        st.dataframe(pd.DataFrame(pushed, columns=["rank", "score", "session_id", "text"]), hide_index=True,
+                     width="stretch", key="playground_pushed")
 
 st.subheader("Anchors per module", anchor=False)
 if trace["temporal"].get("spans"):
@@ -197,13 +253,16 @@ for tab, module in zip(st.tabs([f"{mo} ({len(trace['modules'][mo]['kept_ids'])} 
 st.subheader("Expansion queries", anchor=False)
 if trace["expansions"]:
     labels = {c["anchor_id"]: c["label"] for mo in trace["modules"].values() for c in mo["candidates"]}
-    st.dataframe([{"#": i + 1, "query": e["query"], "module": e["module"], "from anchor": labels.get(e["anchor_id"],
-                                                                                                      e["anchor_id"])}
-                  for i, e in enumerate(trace["expansions"])], hide_index=True, width="stretch")
+    brought = pview.expansion_yield(trace)
+    st.dataframe([{"#": i + 1, "query": e["query"], "module": e["module"],
+                   "from anchor": labels.get(e["anchor_id"], e["anchor_id"]),
+                   "new memories in the prompt": brought.get(i + 1, 0)}
+                  for i, e in enumerate(trace["expansions"])], hide_index=True, width="stretch",
+                 key="playground_expansions")
 else:
     st.caption("No expansion queries (expansion is off, or no anchor was kept).")
 
-st.subheader("Injected prompt", anchor=False)
+st.subheader("Injected anchor lines", anchor=False)
 if trace["blocks"]:
     b = st.columns(len(trace["blocks"]))
     for col, block in zip(b, trace["blocks"]):
@@ -215,12 +274,13 @@ if trace["blocks"]:
         st.caption("What Gravity added, line by line: each line's cosine with the question (lines are packed best "
                    "first within the anchor budget) and the utterances it cites")
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="playground_lines")
-p1, p2 = st.columns(2)
-with p1:
-    st.caption(f"Without Gravity · {trace['prompt_without']['tokens']} tokens")
-    st.code(trace["prompt_without"]["text"], language=None, height=360)
-with p2:
-    st.caption(f"With Gravity · {trace['prompt_with']['tokens']} tokens")
-    st.code(trace["prompt_with"]["text"], language=None, height=360)
+with st.expander("Both prompts in full, side by side"):
+    p1, p2 = st.columns(2)
+    with p1:
+        st.caption(f"Without Gravity · {trace['prompt_without']['tokens']} tokens")
+        st.code(trace["prompt_without"]["text"], language=None, wrap_lines=True)
+    with p2:
+        st.caption(f"With Gravity · {trace['prompt_with']['tokens']} tokens")
+        st.code(trace["prompt_with"]["text"], language=None, wrap_lines=True)
 st.download_button("Download the trace (JSON)", json.dumps(trace, indent=2, ensure_ascii=False),
                    f"trace-{studio.safe_name(trace['variant'])}.json", "application/json", key="playground_dl_trace")

@@ -1,0 +1,161 @@
+"""The query playground (AppTest): hosts kept per browser session, the prompt's diff view, honest badges,
+the offline evidence preview and which model answered."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from studio_stores import make_store
+from test_app_pages import APP, _sample_questions, open_page, texts
+
+from gravity_engine.hosts.dense import DenseHost
+from gravity_engine.testing import FakeEmbedder
+
+
+@pytest.fixture(autouse=True)
+def _fresh_streamlit():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def store_dir(tmp_path):
+    path = tmp_path / "demo_store"
+    make_store(path)
+    return path
+
+
+class _RecordingHost(DenseHost):
+    """Stands in for A-Mem's network-free parts: a real dense host that remembers the endpoint it was given."""
+
+    name = "amem"
+    built: list = []
+
+    def __init__(self, embedder=None, llm=None):
+        super().__init__(embedder=embedder or FakeEmbedder(), use_cache=False)
+        self.llm = llm
+        _RecordingHost.built.append(llm)
+
+
+def _session(store_dir, base_url: str, key: str, model: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["store_path"] = str(store_dir)
+    at.session_state["llm_settings"] = {"base_url": base_url, "api_key": key, "model": model}
+    at.run()
+    at.switch_page("pages/playground.py")
+    at.run()
+    return at
+
+
+def test_llm_hosts_live_in_the_browser_session_keyed_by_endpoint_model_and_key(store_dir, scripted_openai,
+                                                                               monkeypatch):
+    from gravity_engine import hosts
+
+    _RecordingHost.built = []
+    real = hosts.get_host
+    monkeypatch.setattr(hosts, "get_host", lambda name, embedder=None, **o: _RecordingHost(embedder, o.get("llm"))
+                        if name == "amem" else real(name, embedder, **o))
+    alice = _session(store_dir, scripted_openai.base_url, "sk-alice-secret", "gravity-echo")
+    bob = _session(store_dir, scripted_openai.base_url, "sk-bob-secret", "gravity-echo")
+    for at in (alice, bob):
+        assert "amem" in at.selectbox(key="playground_host").options
+        at.selectbox(key="playground_host").set_value("amem").run()
+        at.text_input(key="playground_query").set_value("Who is Dr. Chen?").run()
+        at.button(key="playground_ask").click().run()
+        assert not at.exception, [e.message for e in at.exception]
+    # Bob's session built its own host with its own key: nothing of Alice's is reused across sessions.
+    assert [c.api_key.get_secret_value() for c in _RecordingHost.built] == ["sk-alice-secret", "sk-bob-secret"]
+    # Asking again in Alice's session reuses her host; a new model in her Settings builds a new one.
+    alice.button(key="playground_ask").click().run()
+    assert len(_RecordingHost.built) == 2
+    alice.session_state["llm_settings"] = {"base_url": scripted_openai.base_url, "api_key": "sk-alice-secret",
+                                           "model": "gravity-echo-2"}
+    alice.run()
+    alice.button(key="playground_ask").click().run()
+    assert [c.model for c in _RecordingHost.built] == ["gravity-echo", "gravity-echo", "gravity-echo-2"]
+    assert "sk-alice-secret" not in texts(alice)
+
+
+def _html(at: AppTest) -> str:
+    return "\n".join(e.proto.body for e in at.get("html"))
+
+
+def _ask(at: AppTest, question: str) -> dict:
+    at.text_input(key="playground_query").set_value(question).run()
+    at.button(key="playground_ask").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at.session_state["playground_result"]
+
+
+def test_offline_the_diff_view_badges_and_evidence_preview(store_dir, monkeypatch):
+    qs = _sample_questions(monkeypatch)
+    at = open_page("pages/playground.py", store_dir)
+    at.selectbox(key="playground_pick").set_value(qs[0]["question"]).run()
+    trace = _ask(at, qs[0]["question"])
+    page = _html(at)
+    # the injected anchor lines are highlighted in the wrapped diff view, each with the anchor it came from
+    assert 'class="gs-diff"' in page and page.count("gs-diff-line gs-diff-anchor") == sum(
+        len(b["lines"]) for b in trace["blocks"])
+    assert "noticed the model hallucinated a drug dose (what)" in page
+    # large badges by the shared coverage rule: the gold "7 May 2023" is in Gravity's event line
+    assert page.count("gs-cover gs-cover-") == 2 and "gs-cover-yes" in page
+    # offline: an evidence preview per context, labelled as no model answer
+    assert "No model answer" in texts(at) and page.count('class="gs-evidence"') == 2
+    assert "<mark>" in page
+
+
+def test_the_diff_view_escapes_conversation_text():
+    from gravity_engine.viz import prompt as pview
+
+    trace = {"prompt_without": {"text": "[user]\n<memories>\n- <b>x</b> (D1:1)\n</memories>"},
+             "prompt_with": {"text": "[user]\n<memories>\n- <img src=x onerror=alert(1)> (D2:1)\n</memories>"},
+             "merged": [{"text": "<img src=x onerror=alert(1)>", "utterance_ids": ["D2:1"], "from_lists": [1],
+                         "rank": 1}],
+             "host_results": [{"query": "q", "source": "original", "memories": []},
+                              {"query": "<script>", "source": "expansion", "module": "entities", "anchor_id": "e1",
+                               "memories": []}],
+             "blocks": [], "modules": {}}
+    rows = pview.classify_prompt(trace)
+    assert [r["kind"] for r in rows if r["kind"] not in ("same", "heading")] == ["expansion", "removed"]
+    out = pview.prompt_diff_html(rows)
+    assert "<img" not in out and "<script>" not in out and "<b>" not in out
+    assert "&lt;img src=x onerror=alert(1)&gt;" in out
+
+
+def test_a_warning_when_fusion_demotes_the_hosts_top_hit(store_dir, monkeypatch):
+    _sample_questions(monkeypatch)
+    at = open_page("pages/playground.py", store_dir)
+    trace = _ask(at, "Who is Dr. Chen?")
+    assert not any("top hit" in e.value for e in at.error)
+    top = trace["host_results"][0]["memories"][0]
+    trace["pushed_out"] = [top]
+    at.session_state["playground_result"] = trace
+    at.run()
+    assert any("demoted the host's top hit" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_answers_name_the_model_that_gave_them(store_dir, scripted_openai, monkeypatch):
+    _sample_questions(monkeypatch)
+    at = open_page("pages/playground.py", store_dir,
+                   llm_settings={"base_url": scripted_openai.base_url, "api_key": "sk-x", "model": "gravity-echo"})
+    trace = _ask(at, "Who is Dr. Chen?")
+    assert trace["answers"]["status"] == "answered"
+    assert any("Answered by **gravity-echo**" in c.value for c in at.caption)
+    assert "No model answer" not in texts(at)
+
+
+def test_a_host_that_needs_a_model_is_unavailable_offline_with_a_link_to_settings(store_dir, monkeypatch):
+    _sample_questions(monkeypatch)
+    at = open_page("pages/playground.py", store_dir)
+    box = at.selectbox(key="playground_host")
+    assert "amem (needs a model endpoint)" in box.options
+    box.set_value("amem").run()
+    assert any("no model endpoint is set" in w.value for w in at.warning)
+    assert at.button(key="playground_ask").disabled
+    assert any(link.proto.page.endswith("settings.py") or "Settings" in link.proto.label
+               for link in at.get("page_link"))
