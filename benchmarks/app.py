@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/app.py [--store DIR] [--locomo-store DIR]
 
 Home and playground run through Streamlit's AppTest (the script as the server runs it, after a warm-up
-run); the graph is the library call the page makes (networkx + pyvis HTML) on the largest store given.
+run); the graph is the library call the page makes (networkx layout + altair chart spec) on the largest store given.
 """
 
 from __future__ import annotations
@@ -62,12 +62,11 @@ def main() -> None:
         store = AnchorStore.load(path)
         sessions = studio.session_by_utterance(store)
 
-        def render():
-            g = gviz.build_graph(store.anchors, sessions)
-            gviz.add_co_mentions(g, store.anchors)
-            gviz.graph_html(g)
+        def render():  # what the graph page computes once per store, then draws (benchmarks/explore.py: details)
+            _, nodes, edges = gviz.explore_data(store.anchors, sessions)
+            gviz.graph_chart(nodes, edges).to_dict()
 
-        rows.append((f"entity graph HTML, {label} ({len(store.anchors.entities)} entities)", timed(render, 5), 3.0))
+        rows.append((f"entity graph chart, {label} ({len(store.anchors.entities)} entities)", timed(render, 5), 3.0))
 
     from gravity_engine.hosts import get_host
     from gravity_engine.query.pipeline import GravityQuery, ask

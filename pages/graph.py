@@ -7,7 +7,7 @@ import streamlit as st
 from gravity_engine import studio
 from gravity_engine.viz import graph as gviz
 from gravity_engine.errors import GravityError
-from pages._ui import md_escape, quote_table, require_store, store_embedder
+from pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
 
 st.title("Entity graph")
 store = require_store()
@@ -15,35 +15,35 @@ anchors = store.anchors
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _graph_html(store_key: tuple, types: tuple, min_degree: int, sessions: tuple | None, search: str,
-                physics: bool, co_mentions: bool) -> tuple[str, int, int]:
-    s = load(store_key)
-    g = gviz.build_graph(s.anchors, studio.session_by_utterance(s))
-    if co_mentions:
-        gviz.add_co_mentions(g, s.anchors)
-    sub = gviz.filter_graph(g, types=types, min_degree=min_degree, sessions=sessions, search=search)
-    return gviz.graph_html(sub, height=600, physics=physics), sub.number_of_nodes(), sub.number_of_edges()
-
-
-def load(store_key: tuple):
-    from pages._ui import load_store
-
-    return load_store(*store_key)
+def _explore(path: str, mtime: float, co_mentions: bool):
+    # The graph, its merged edges and the layout are computed once per store and edge set, then filtered.
+    s = load_store(path, mtime)
+    return gviz.explore_data(s.anchors, studio.session_by_utterance(s), co_mentions=co_mentions)
 
 
 if not anchors.entities:
     st.info("This store has no entity profiles (the entities module was off, or nothing was found).")
     st.stop()
 
+# Another page (Review, a shared link) may ask for one entity: by session state once, or by ?entity=.
+focus_ref = st.session_state.pop("focus_entity", None) or st.query_params.get("entity")
+if focus_ref and focus_ref != st.session_state.get("graph_focus_applied"):
+    st.session_state["graph_focus_applied"] = focus_ref
+    focus_id = gviz.resolve_entity(anchors, focus_ref)
+    if focus_id:
+        st.session_state["graph_selected_entity"] = focus_id
+    else:
+        st.warning(f"No entity called {md_escape(focus_ref)} in this store.")
+
 all_types = sorted({e.type or "other" for e in anchors.entities})
 sessions = studio.session_ids(store)
 with st.container(border=True):
-    c1, c2, c3, c4 = st.columns([3, 2, 3, 2])
+    c1, c2, c3 = st.columns([3, 3, 2])
     types = c1.multiselect("Entity types", all_types, default=all_types, key="graph_filter_type")
-    min_degree = c2.number_input("Minimum degree", 0, 50, 0, key="graph_min_degree")
-    search = c3.text_input("Search a name or alias", key="graph_search", placeholder="e.g. Priya")
-    physics = c4.toggle("Physics layout", value=True, key="graph_physics")
-    co_mentions = c4.toggle("Co-mentions", value=True, key="graph_co_mentions",
+    search = c2.text_input("Search a name or alias", key="graph_search", placeholder="e.g. Priya")
+    hide_unconnected = c3.toggle("Hide unconnected", value=True, key="graph_hide_unconnected",
+                                 help="Hide the entities that have no edge at all.")
+    co_mentions = c3.toggle("Co-mentions", value=False, key="graph_co_mentions",
                             help="Dashed edges between entities cited by the same utterances (at least 2).")
     session_range = None
     if len(sessions) > 1:
@@ -52,19 +52,36 @@ with st.container(border=True):
         i, j = sessions.index(first), sessions.index(last)
         session_range = tuple(sessions[i:j + 1])
 
-store_key = (str(store.path), studio.store_mtime(store.path))
-html_doc, n_nodes, n_edges = _graph_html(store_key, tuple(types), int(min_degree), session_range, search, physics,
-                                        co_mentions)
+g, all_nodes, all_edges = _explore(str(store.path), studio.store_mtime(store.path), co_mentions)
+sub = gviz.filter_graph(g, types=types, sessions=session_range, search=search)
+nodes, edges = gviz.select_frames(all_nodes, all_edges, sub.nodes, hide_unconnected=hide_unconnected)
 m1, m2, m3 = st.columns(3)
-m1.metric("Entities shown", n_nodes, help=f"{len(anchors.entities)} in the store")
-m2.metric("Edges shown", n_edges)
-m3.metric("Types", len(types))
-if n_nodes == 0:
-    st.warning("No entity matches these filters.")
+m1.metric("Entities shown", len(nodes), help=f"{len(anchors.entities)} in the store")
+m2.metric("Edges shown", len(edges), help="A relation and its inverse ('sister', 'sister_of') count once.")
+m3.metric("Unconnected hidden", int((all_nodes["degree"] == 0).sum()) if hide_unconnected else 0)
+if nodes.empty:
+    st.warning("No entity matches these filters." + (" Turn off 'Hide unconnected' to see the entities without "
+                                                     "edges." if hide_unconnected else ""))
 else:
-    st.iframe(html_doc, height=620)
-    st.caption("Node size: mentions. Colour: entity type. Labelled arrows: extracted relations; dashed lines: "
-               "co-mentions. Drag to move, scroll to zoom, hover for details.")
+    event = st.altair_chart(gviz.graph_chart(nodes, edges, selected=st.session_state.get("graph_selected_entity")),
+                            width="stretch", on_select="rerun", selection_mode=["node", "edge"], key="graph_chart")
+    pick = gviz.clicked(event.selection)
+    if pick and pick != st.session_state.get("graph_last_click"):
+        st.session_state["graph_last_click"] = pick
+        if pick[0] == "node":
+            st.session_state["graph_selected_entity"] = pick[1]
+            st.query_params["entity"] = pick[1]
+            st.session_state["graph_focus_applied"] = pick[1]
+        st.rerun()  # redraw with the clicked node ringed and its profile open
+    st.caption("Colour: entity type. Node size: mentions. Click a node to open its profile, a diamond to read the "
+               "utterances behind that relation. Drag to pan, scroll to zoom, double-click to clear.")
+    last = st.session_state.get("graph_last_click")
+    if last and last[0] == "edge":
+        row = edges[edges["edge_id"] == last[1]]
+        if not row.empty:
+            with st.container(border=True):
+                st.markdown("**Relation evidence:** " + md_escape(row["statements"].iloc[0]))
+                quote_table(store, list(row["source_ids"].iloc[0]), key="graph_edge_quotes")
 
 st.subheader("Profile", anchor=False)
 ranked = sorted(anchors.entities, key=lambda e: (-e.mentions, e.name.lower()))

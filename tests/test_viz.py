@@ -9,6 +9,7 @@ import zipfile
 import networkx as nx
 import pytest
 
+from gravity_engine.anchors import AnchorSet, Entity, Relation
 from gravity_engine.errors import InputError
 from gravity_engine.store import AnchorStore
 from gravity_engine.viz import export, graph, timeline, topics
@@ -24,17 +25,88 @@ def test_graph_nodes_edges_and_filters():
     assert all(graph.filter_graph(g, min_degree=2).degree(n) >= 2 for n in graph.filter_graph(g, min_degree=2))
 
 
-def test_graph_html_is_offline_and_escaped():
-    g = graph.build_graph(demo_anchors(name_a=HOSTILE), {})
-    doc = graph.graph_html(g)
-    assert HOSTILE not in doc
-    assert not re.search(r"""(src|href)\s*=\s*["']https?:""", doc)
-    assert "gsText" in doc  # escaped strings are decoded only into text sinks
+def _kin_anchors() -> AnchorSet:
+    """Anna and Priya state one kinship both ways ('sister_of' and 'sister'); Tom has no relation at all."""
+    return AnchorSet(conversation_id="kin", entities=[
+        Entity(id="anna", name="Anna", type="person", source_ids=["S1:1"], mentions=3,
+               relations=[Relation(predicate="sister_of", target="Priya", target_id="priya", source_ids=["S1:1"]),
+                          Relation(predicate="lives_in", target="Chicago", source_ids=["S1:2"])]),
+        Entity(id="priya", name="Priya", type="person", source_ids=["S1:1", "S2:4"], mentions=9,
+               relations=[Relation(predicate="sister", target="Anna", target_id="anna", source_ids=["S2:4"])]),
+        Entity(id="chicago", name="Chicago", type="place", source_ids=["S1:2"], mentions=1),
+        Entity(id="tom", name="Tom", type="person", source_ids=["S3:1"], mentions=5),
+    ])
 
 
-def test_esc_defuses_href_switch():
-    assert "href" not in graph.esc('<a href="javascript:x">')
-    assert "&lt;a" in graph.esc("<a>")
+def test_inverse_relations_are_one_edge_with_both_statements_and_evidence():
+    g = graph.build_graph(_kin_anchors())
+    assert g.number_of_edges() == 3  # sister_of, sister, lives_in as extracted
+    merged = graph.merge_relations(g)
+    assert merged.number_of_edges() == 2
+    (rel,) = merged.edges["anna", "priya"]["relations"].values()
+    assert rel["statements"] == ["Anna sister of Priya", "Priya sister Anna"]
+    assert rel["source_ids"] == ["S1:1", "S2:4"]
+    assert graph.base_predicate("parent_of") == graph.base_predicate("child") == "parent"
+    assert graph.base_predicate("works_at") != graph.base_predicate("works_on")
+
+
+def test_layout_keeps_unconnected_entities_out_of_the_way():
+    merged = graph.merge_relations(graph.build_graph(_kin_anchors()))
+    pos = graph.layout(merged)
+    assert set(pos) == {"anna", "priya", "chicago", "tom"}
+    assert pos["tom"][1] < min(pos[n][1] for n in ("anna", "priya", "chicago"))  # below the connected part
+    assert graph.layout(merged) == pos  # seeded: the same picture every time
+
+
+def test_layout_scales_to_hundreds_of_entities():
+    g = nx.Graph()
+    for i in range(300):
+        g.add_node(f"e{i}", type="person", mentions=1 + i % 7)
+    for i in range(1, 200):
+        g.add_edge(f"e{i}", f"e{(i * 7) % i}")  # one big tree-ish component, 100 unconnected
+    pos = graph.layout(g)
+    assert len(pos) == 300
+    points = {(round(x, 3), round(y, 3)) for x, y in pos.values()}
+    assert len(points) == 300, "no two entities drawn on the same spot"
+
+
+def test_explore_data_hides_unconnected_and_keeps_filters():
+    g, nodes, edges = graph.explore_data(_kin_anchors())
+    assert set(nodes["id"]) == {"anna", "priya", "chicago", "tom"} and len(edges) == 2
+    shown, shown_edges = graph.select_frames(nodes, edges, g.nodes, hide_unconnected=True)
+    assert set(shown["id"]) == {"anna", "priya", "chicago"} and len(shown_edges) == 2
+    people = graph.filter_graph(g, types=["person"])
+    shown, shown_edges = graph.select_frames(nodes, edges, people.nodes, hide_unconnected=True)
+    assert set(shown["id"]) == {"anna", "priya"} and list(shown_edges["label"]) == ["sister of"]
+
+
+def test_graph_chart_has_legend_labels_and_click_selections():
+    _, nodes, edges = graph.explore_data(demo_anchors(name_a=HOSTILE))
+    spec = graph.graph_chart(nodes, edges, selected="ent_1").to_dict()
+    params = [p["name"] for p in spec.get("params", [])]
+    params += [p["name"] for layer in spec["layer"] for p in layer.get("params", [])]
+    assert {"node", "edge", "zoom"} <= set(params)
+    colors = [layer["encoding"]["color"] for layer in spec["layer"] if "color" in layer.get("encoding", {})]
+    assert colors and colors[0]["legend"] is not None and "person" in colors[0]["scale"]["domain"]
+    texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    assert texts and all(layer["mark"]["fontSize"] >= 11 for layer in texts)
+    names = {row["label"] for rows in spec["datasets"].values() for row in rows if "label" in row}
+    assert HOSTILE in names  # plain data drawn as SVG text, never parsed as markup
+    assert not re.search(r"""(src|href)\s*=\s*["']https?:""", str(spec))
+
+
+def test_clicked_reads_a_node_or_an_edge():
+    assert graph.clicked({"node": [{"id": "ent_1"}], "edge": {}}) == ("node", "ent_1")
+    assert graph.clicked({"node": {}, "edge": [{"edge_id": "a|b|0"}]}) == ("edge", "a|b|0")
+    assert graph.clicked({"node": {}, "edge": {}}) is None and graph.clicked(None) is None
+
+
+def test_resolve_entity_by_id_name_or_alias():
+    anchors = demo_anchors()
+    assert graph.resolve_entity(anchors, "ent_3") == "ent_3"
+    assert graph.resolve_entity(anchors, "biscuit") == "ent_5"
+    assert graph.resolve_entity(anchors, "P.") == "ent_1"
+    assert graph.resolve_entity(anchors, "nobody") is None
 
 
 def test_timeline_frame_and_chart():

@@ -1,54 +1,30 @@
-"""The entity graph: a networkx graph from entity profiles, filtered, and its offline pyvis HTML.
+"""The entity graph: a networkx graph from entity profiles, its inverse relations merged, a cached
+layout, and a clickable altair chart (a node opens its profile, an edge its evidence).
 
-Every string that came from a conversation is HTML-escaped before it enters the page. pyvis hands
-node titles to ``innerHTML`` in one of its templates, so escaping is the safety line; a small script
-in the page then turns the escaped strings back into plain text for text-only sinks (the canvas
-label and a tooltip element filled through ``innerText``), so names read as typed and run nothing.
+The chart is a Vega-Lite spec: names and predicates are data drawn as SVG text and tooltips that
+vega-tooltip escapes, so conversation text never becomes markup.
 """
 
 from __future__ import annotations
 
-import html
-import re
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 
+import altair as alt
 import networkx as nx
+import pandas as pd
 
 from ..anchors import AnchorSet, Entity
 from . import type_color
 
-_CDN_TAG = re.compile(r"<(link|script)\b[^>]*\bhttps?://[^>]*>(\s*</script>)?", re.IGNORECASE)
-_HREF = re.compile("href", re.IGNORECASE)
-
-# Decodes escaped strings into text-only sinks: canvas labels and innerText tooltips.
-_TEXT_SCRIPT = """
-function gsText(s) { var t = document.createElement('textarea'); t.innerHTML = s; return t.value; }
-function gsTip(s) { var d = document.createElement('div'); d.className = 'gs-tip'; d.innerText = gsText(s); return d; }
-nodes.forEach(function (n) {
-  var u = {id: n.id};
-  if (typeof n.label === 'string') u.label = gsText(n.label);
-  if (typeof n.title === 'string') u.title = gsTip(n.title);
-  nodes.update(u);
-});
-edges.forEach(function (e) {
-  var u = {id: e.id};
-  if (typeof e.label === 'string') u.label = gsText(e.label);
-  if (typeof e.title === 'string') u.title = gsTip(e.title);
-  edges.update(u);
-});
-"""
-_TIP_STYLE = "<style>.gs-tip{white-space:pre-wrap;max-width:360px;font:13px sans-serif}</style>"
-
-
-def esc(text: object) -> str:
-    """HTML-escape a conversation string for the graph page (also defuses pyvis's 'href' popup switch)."""
-    return _HREF.sub(lambda m: m.group(0)[:2] + "&#" + str(ord(m.group(0)[2])) + ";" + m.group(0)[3:],
-                     html.escape(str(text), quote=True))
-
+# Predicates whose inverse has another word; everything else pairs "X" with "X_of" ("sister", "sister_of").
+_INVERSE_WORDS = {"child": "parent", "mentee": "mentor", "student": "teacher", "employee": "employer",
+                  "owned by": "owns", "pet": "owns pet"}
+# Above this many nodes only the best-connected ones are labelled; the rest show on hover.
+LABEL_LIMIT = 80
 
 def _session_of(source_ids: Iterable[str], session_by_utt: dict[str, str]) -> set[str]:
     return {session_by_utt[s] for s in source_ids if s in session_by_utt}
-
 
 def build_graph(anchors: AnchorSet, session_by_utt: dict[str, str] | None = None) -> nx.MultiDiGraph:
     """One node per entity (name, type, mentions, sessions), one edge per relation to a known entity."""
@@ -70,7 +46,6 @@ def build_graph(anchors: AnchorSet, session_by_utt: dict[str, str] | None = None
                        sessions=sorted(_session_of(r.source_ids, session_by_utt)), kind="relation")
     return g
 
-
 def add_co_mentions(g: nx.MultiDiGraph, anchors: AnchorSet, min_shared: int = 2) -> nx.MultiDiGraph:
     """Add a 'mentioned with' edge between entities cited together by at least ``min_shared`` utterances.
 
@@ -89,10 +64,8 @@ def add_co_mentions(g: nx.MultiDiGraph, anchors: AnchorSet, min_shared: int = 2)
                     shared.setdefault((a, b), []).append(sid)
     for (a, b), sids in shared.items():
         if len(sids) >= min_shared and not g.has_edge(a, b) and not g.has_edge(b, a):
-            g.add_edge(a, b, predicate=f"mentioned with ({len(sids)})", source_ids=sorted(sids), sessions=[],
-                       kind="co-mention")
+            g.add_edge(a, b, predicate="mentioned with", source_ids=sorted(sids), sessions=[], kind="co-mention")
     return g
-
 
 def filter_graph(g: nx.MultiDiGraph, *, types: Iterable[str] | None = None, min_degree: int = 0,
                  sessions: Iterable[str] | None = None, search: str = "") -> nx.MultiDiGraph:
@@ -121,53 +94,210 @@ def filter_graph(g: nx.MultiDiGraph, *, types: Iterable[str] | None = None, min_
         sub = sub.subgraph([n for n in sub.nodes if sub.degree(n) >= min_degree]).copy()
     return sub
 
+def readable(predicate: str) -> str:
+    """'sister_of' -> 'sister of'."""
+    return " ".join(predicate.replace("_", " ").replace("-", " ").split()).lower()
+
+def base_predicate(predicate: str) -> str:
+    """The word a relation and its inverse share: 'sister' for both 'sister' and 'sister_of'."""
+    p = readable(predicate)
+    if p.endswith(" of"):
+        p = p[:-3].strip()
+    return _INVERSE_WORDS.get(p, p)
+
+def merge_relations(g: nx.MultiDiGraph) -> nx.Graph:
+    """One undirected edge per entity pair and relation meaning: "A sister_of B" and "B sister A" are one
+    edge, with both statements and the union of their evidence. Co-mentions stay apart from relations."""
+    merged = nx.Graph()
+    merged.add_nodes_from(g.nodes(data=True))
+    for u, v, d in g.edges(data=True):
+        kind = d.get("kind", "relation")
+        key = ("co-mention", "") if kind == "co-mention" else ("relation", base_predicate(d["predicate"]))
+        statement = f"{g.nodes[u]['name']} {readable(d['predicate'])} {g.nodes[v]['name']}"
+        if merged.has_edge(u, v):
+            rels = merged.edges[u, v]["relations"]
+        else:
+            rels = {}
+            merged.add_edge(u, v, relations=rels)
+        entry = rels.setdefault(key, {"kind": kind, "label": readable(d["predicate"]), "statements": [],
+                                      "source_ids": []})
+        if statement not in entry["statements"]:
+            entry["statements"].append(statement)
+        entry["source_ids"] += [s for s in d.get("source_ids", []) if s not in entry["source_ids"]]
+    return merged
+
+def layout(g: nx.Graph, seed: int = 7) -> dict[str, tuple[float, float]]:
+    """Positions for every node: each connected component laid out on its own (spring layout) and the
+    components packed in rows, largest first; entities without any edge in a grid underneath.
+
+    One spring layout over everything pushes the unconnected nodes into an outer ring and squeezes the
+    rest; per-component layouts keep a few hundred entities readable.
+    """
+    pos: dict[str, tuple[float, float]] = {}
+    comps = sorted((sorted(c) for c in nx.connected_components(g) if len(c) > 1), key=lambda c: (-len(c), c[0]))
+    isolated = sorted((n for n in g if g.degree(n) == 0),
+                      key=lambda n: (g.nodes[n].get("type", ""), -g.nodes[n].get("mentions", 0), n))
+    row_width = max(6.0, 2.2 * math.sqrt(len(g)))
+    x = y = row_height = 0.0
+    for comp in comps:
+        radius = 0.9 * math.sqrt(len(comp))
+        sub = g.subgraph(comp)
+        local = nx.spring_layout(sub, seed=seed, k=1.6 / math.sqrt(len(comp)), iterations=80)
+        if x > 0 and x + 2 * radius > row_width:
+            x, y, row_height = 0.0, y - row_height - 0.8, 0.0
+        for n, (px, py) in local.items():
+            pos[n] = (x + radius + radius * float(px), y - radius + radius * float(py))
+        x += 2 * radius + 0.8
+        row_height = max(row_height, 2 * radius)
+    top = y - row_height - (1.2 if comps else 0.0)
+    per_row = max(4, int(row_width / 1.3))
+    for i, n in enumerate(isolated):
+        pos[n] = (1.3 * (i % per_row) + 0.5, top - 0.9 * (i // per_row))
+    return pos
 
 def node_size(mentions: int) -> float:
     # Square-root scaling: a chatty speaker should not dwarf every other node.
     return 10.0 + 4.0 * min(mentions, 400) ** 0.5
 
+def _label_side(g: nx.Graph, pos: Mapping[str, tuple[float, float]], n: str) -> str:
+    # A label on the side away from the node's neighbours crosses fewer edges.
+    nbrs = list(g.neighbors(n))
+    if not nbrs:
+        return "right"
+    return "left" if pos[n][0] < sum(pos[m][0] for m in nbrs) / len(nbrs) else "right"
 
-def graph_html(g: nx.MultiDiGraph, *, height: int = 620, physics: bool = True) -> str:
-    """Self-contained HTML (vis-network inlined, nothing fetched) drawing the graph."""
-    from pyvis.network import Network
 
-    net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", bgcolor="#ffffff")
-    for n, d in g.nodes(data=True):
-        tip = f"{d['name']} ({d['type']})\nmentions: {d['mentions']}"
-        if d["aliases"]:
-            tip += "\naka " + ", ".join(d["aliases"])
-        if d["description"]:
-            tip += "\n" + d["description"][:300]
-        net.add_node(str(n), label=esc(d["name"]), title=esc(tip), color=type_color(d["type"]),
-                     size=node_size(d["mentions"]), font={"size": 14})
+def graph_frames(g: nx.Graph, pos: Mapping[str, tuple[float, float]],
+                 label_limit: int = LABEL_LIMIT) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The chart's data: one row per node (position, type, label) and one per merged edge (ends, midpoint,
+    label, statements, evidence). ``g`` is a :func:`merge_relations` graph."""
+    ranked = sorted(g.nodes, key=lambda n: (-g.degree(n), -g.nodes[n]["mentions"], g.nodes[n]["name"].lower()))
+    labelled = set(ranked[:label_limit])
+    nodes = pd.DataFrame([{
+        "id": n, "name": d["name"], "type": d["type"], "mentions": int(d["mentions"]), "degree": g.degree(n),
+        "aliases": ", ".join(d["aliases"]), "about": (d["description"] or "")[:160],
+        "x": pos[n][0], "y": pos[n][1], "size": node_size(int(d["mentions"])) ** 2,
+        "label": d["name"] if n in labelled else "", "label_side": _label_side(g, pos, n),
+    } for n, d in g.nodes(data=True)], columns=["id", "name", "type", "mentions", "degree", "aliases", "about", "x",
+                                                "y", "size", "label", "label_side"])
+    rows = []
     for u, v, d in g.edges(data=True):
-        if d.get("kind") == "co-mention":
-            # Unlabelled and light: context, not a claim the extractor made.
-            net.add_edge(str(u), str(v), title=esc(d["predicate"]), color="#d9dee4", dashes=True, arrows="",
-                         width=1)
-        else:
-            net.add_edge(str(u), str(v), label=esc(d["predicate"]), title=esc(d["predicate"]), arrows="to",
-                         color="#7b8794", width=2, font={"size": 11, "align": "middle", "color": "#3e4c59"})
-    net.set_options(_options(physics, len(g)))
-    page = net.generate_html()
-    page = _CDN_TAG.sub("", page)  # pyvis links bootstrap from a CDN even in in_line mode; the graph needs none of it
-    page = page.replace("network = new vis.Network(container, data, options);",
-                        _TEXT_SCRIPT + "\nnetwork = new vis.Network(container, data, options);", 1)
-    page = page.replace("</head>", _TIP_STYLE + "</head>", 1)
-    return page
+        for (kind, _), rel in d["relations"].items():
+            rows.append({"edge_id": f"{u}|{v}|{len(rows)}", "source": u, "target": v, "kind": kind,
+                         "label": rel["label"], "statements": "; ".join(rel["statements"]),
+                         "source_ids": list(rel["source_ids"]), "evidence": len(rel["source_ids"]),
+                         "x": pos[u][0], "y": pos[u][1], "x2": pos[v][0], "y2": pos[v][1]})
+    edges = pd.DataFrame(rows, columns=["edge_id", "source", "target", "kind", "label", "statements", "source_ids",
+                                        "evidence", "x", "y", "x2", "y2"])
+    # Two meanings between one pair would share a midpoint: spread them along the edge.
+    if not edges.empty:
+        nth = edges.groupby(["source", "target"]).cumcount()
+        t = 0.5 + 0.12 * nth
+        edges["mx"] = edges["x"] + (edges["x2"] - edges["x"]) * t
+        edges["my"] = edges["y"] + (edges["y2"] - edges["y"]) * t
+    else:
+        edges["mx"], edges["my"] = [], []
+    return nodes, edges
+
+def explore_data(anchors: AnchorSet, session_by_utt: dict[str, str] | None = None, *, co_mentions: bool = False,
+                 label_limit: int = LABEL_LIMIT) -> tuple[nx.MultiDiGraph, pd.DataFrame, pd.DataFrame]:
+    """Everything the graph page draws from, computed once per store: the relation graph (for filters), and
+    the node and edge rows with their layout positions (inverse relations merged)."""
+    g = build_graph(anchors, session_by_utt)
+    if co_mentions:
+        add_co_mentions(g, anchors)
+    merged = merge_relations(g)
+    nodes, edges = graph_frames(merged, layout(merged), label_limit=label_limit)
+    return g, nodes, edges
 
 
-def _options(physics: bool, n_nodes: int) -> str:
-    # Fewer stabilization iterations on large graphs: the first paint matters more than a perfect layout.
-    iterations = 150 if n_nodes < 150 else 60
-    return f"""{{
-      "physics": {{"enabled": {str(physics).lower()}, "solver": "forceAtlas2Based",
-                   "forceAtlas2Based": {{"gravitationalConstant": -60, "springLength": 120}},
-                   "stabilization": {{"iterations": {iterations}}}}},
-      "interaction": {{"hover": true, "tooltipDelay": 120, "navigationButtons": false}},
-      "edges": {{"smooth": {{"type": "dynamic"}}}}
-    }}"""
+def select_frames(nodes: pd.DataFrame, edges: pd.DataFrame, keep: Iterable[str], *,
+                  hide_unconnected: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows to draw: nodes in ``keep`` (a filtered graph's nodes) and the edges between them.
+    ``hide_unconnected`` drops the entities with no edge in the whole store (a filter does not strand them)."""
+    keep = set(keep)
+    edges = edges[edges["source"].isin(keep) & edges["target"].isin(keep)]
+    nodes = nodes[nodes["id"].isin(keep)]
+    if hide_unconnected:
+        nodes = nodes[nodes["degree"] > 0]
+    return nodes.reset_index(drop=True), edges.reset_index(drop=True)
 
+
+def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | None = None,
+                height: int = 620) -> alt.LayerChart:
+    """Nodes coloured by type (legend), relation lines with a clickable diamond at their middle, labels
+    at a fixed readable size; drag to pan, scroll to zoom. Selections: ``node`` (field ``id``) and ``edge``
+    (field ``edge_id``)."""
+    types = sorted(set(nodes["type"]))
+    color = alt.Color("type:N", title="entity type", scale=alt.Scale(domain=types, range=[type_color(t) for t in types]),
+                      legend=alt.Legend(orient="top", direction="horizontal", labelFontSize=13, symbolSize=160))
+    pad = 0.6
+    x_dom = [float(nodes["x"].min()) - 1.6, float(nodes["x"].max()) + 1.6] if len(nodes) else [0, 1]
+    y_dom = [float(nodes["y"].min()) - pad, float(nodes["y"].max()) + pad] if len(nodes) else [0, 1]
+    x = alt.X("x:Q", axis=None, scale=alt.Scale(domain=x_dom, nice=False, zero=False))
+    y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=y_dom, nice=False, zero=False))
+    zoom = alt.selection_interval(bind="scales", name="zoom")
+    pick_node = alt.selection_point(name="node", fields=["id"], on="click", clear="dblclick", toggle=False)
+    pick_edge = alt.selection_point(name="edge", fields=["edge_id"], on="click", clear="dblclick", toggle=False)
+    edge_data = edges.drop(columns=["source_ids"])
+    rel = edge_data[edge_data["kind"] == "relation"]
+    co = edge_data[edge_data["kind"] == "co-mention"]
+    layers = []
+    if not co.empty:
+        layers.append(alt.Chart(co).mark_rule(color="#c3cad3", strokeDash=[4, 4], strokeWidth=1).encode(
+            x=x, y=y, x2="x2:Q", y2="y2:Q", tooltip=[alt.Tooltip("statements:N", title="mentioned together")]))
+    if not rel.empty:
+        layers.append(alt.Chart(rel).mark_rule(color="#7b8794", strokeWidth=2).encode(
+            x=x, y=y, x2="x2:Q", y2="y2:Q"))
+    nodes = nodes.assign(focus=nodes["id"] == selected)
+    layers.append(alt.Chart(nodes).mark_circle(opacity=0.95, stroke="#1f2933", cursor="pointer").encode(
+        x=x, y=y, size=alt.Size("size:Q", scale=None, legend=None), color=color,
+        strokeWidth=alt.condition("datum.focus", alt.value(4), alt.value(0.6)),
+        tooltip=[alt.Tooltip("name:N", title="entity"), alt.Tooltip("type:N"), alt.Tooltip("mentions:Q"),
+                 alt.Tooltip("degree:Q", title="edges"), alt.Tooltip("aliases:N", title="also called"),
+                 alt.Tooltip("about:N", title="description")],
+    ).add_params(pick_node, zoom))
+    # Labels sit just beside their circle whatever its size (a circle's size is its area in px²); a per-row
+    # pixel offset is not a Vega-Lite text property, so one text layer per side and radius band.
+    bands = ((nodes["size"] / math.pi) ** 0.5 // 6 + 1) * 6 + 4
+    for (side, dx), rows in nodes.groupby([nodes["label_side"], bands]):
+        layers.append(alt.Chart(rows).mark_text(align="right" if side == "left" else "left", baseline="middle",
+                                                dx=-float(dx) if side == "left" else float(dx), fontSize=13,
+                                                color="#1f2933").encode(x=x, y=y, text="label:N"))
+    if not edge_data.empty:
+        shown = edge_data if len(edge_data) <= 150 else edge_data[edge_data["kind"] == "relation"]
+        layers.append(alt.Chart(shown).mark_text(fontSize=11, color="#52606d", dy=-9).encode(
+            x=alt.X("mx:Q"), y=alt.Y("my:Q"), text="label:N"))
+        layers.append(alt.Chart(edge_data).mark_point(shape="diamond", filled=True, size=90, color="#52606d",
+                                                      cursor="pointer").encode(
+            x=alt.X("mx:Q"), y=alt.Y("my:Q"),
+            tooltip=[alt.Tooltip("statements:N", title="relation"), alt.Tooltip("evidence:Q", title="utterances")],
+        ).add_params(pick_edge))
+    return alt.layer(*layers).properties(height=height)
+
+def clicked(selection: Mapping | None) -> tuple[str, str] | None:
+    """What a click on :func:`graph_chart` picked: ``("node", entity_id)``, ``("edge", edge_id)`` or None."""
+    if not selection:
+        return None
+    for param, field in (("node", "id"), ("edge", "edge_id")):
+        picked = selection.get(param) or []
+        if isinstance(picked, list) and picked and isinstance(picked[0], Mapping) and picked[0].get(field):
+            return param, str(picked[0][field])
+    return None
+
+def resolve_entity(anchors: AnchorSet, ref: str | None) -> str | None:
+    """An entity id from an id, a name or an alias (case-insensitive), as another page may pass one."""
+    if not ref:
+        return None
+    ref = ref.strip()
+    low = ref.lower()
+    for e in anchors.entities:
+        if e.id == ref:
+            return e.id
+    for e in anchors.entities:
+        if e.name.lower() == low or any(a.lower() == low for a in e.aliases):
+            return e.id
+    return None
 
 def entity_profile(entity: Entity) -> dict:
     """A profile as plain rows for display: attributes and relations with their cited utterance ids."""
