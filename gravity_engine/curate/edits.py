@@ -746,7 +746,8 @@ def record_edit(store_dir: str | Path, edit: Any, embedder: Any = None) -> EditO
     store_dir = Path(store_dir)
     current = load_edited(store_dir, embedder)
     outcome = apply_edits(current.anchors, [edit], current.conversation)[0][0]
-    if outcome.status == "stale":
+    if outcome.status == "stale" or (outcome.status == "already" and edit.kind == "delete_field"):
+        # (a field deletion that finds nothing is a typo now, not a fact of a later build)
         raise CurationError(f"{describe(edit)}: {outcome.note}")
     records = read_log(store_dir)
     if any(r.id == edit.id for r in records):
