@@ -64,7 +64,8 @@ def test_request_contract(server):
     assert schema == PROMPTS["extract_entities"].json_schema()
     assert schema["required"] == ["entities"] and schema["additionalProperties"] is False
     assert "$defs" not in json.dumps(schema) and "default" not in json.dumps(schema)
-    assert set(body) <= {"model", "messages", "temperature", "max_tokens", "response_format"}
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert set(body) <= {"model", "messages", "temperature", "max_tokens", "response_format", "stream", "stream_options"}
 
 
 def test_429_then_success_honours_retry_after(server):
@@ -96,7 +97,7 @@ def test_timeouts_and_dropped_connections_are_retried(server, first):
 
 def test_timeout_every_time_is_an_llm_error(server):
     server.push(*[Reply.slow(2.0, ENTITIES)] * 2)
-    with pytest.raises(LLMError, match="timed out after 0.3 s; gave up after 2 attempts"):
+    with pytest.raises(LLMError, match="timed out: no token for 0.3 s; gave up after 2 attempts"):
         make(server, timeout=0.3, max_retries=1).complete_json(PROMPTS["extract_entities"], CONTEXT)
 
 
@@ -139,11 +140,13 @@ def test_json_schema_rejected_falls_back_to_json_object_and_remembers(server):
     # Without an enforced schema the model is shown it, and json_object mode needs the word JSON.
     system = server.chat_requests()[1]["messages"][0]["content"]
     assert "JSON schema (name: extract_entities)" in system and '"entities"' in system
-    assert client.json_mode == "json_object"
+    assert formats[1]["schema"] == PROMPTS["extract_entities"].json_schema()  # llama.cpp's grammar extension
+    assert client.json_mode == "json_object_schema"
+    assert make(server).json_mode == "json_object_schema"  # remembered for the endpoint, not the client
 
 
 def test_rejected_without_any_response_format_is_a_clear_error(server):
-    server.push(*[Reply.error(400, "context length exceeded")] * 3)
+    server.push(*[Reply.error(400, "context length exceeded")] * 4)
     client = make(server)
     with pytest.raises(LLMError, match=r"rejected the request \(HTTP 400\): context length exceeded"):
         client.complete_json(PROMPTS["extract_entities"], CONTEXT)
@@ -289,7 +292,7 @@ def test_config_from_env(monkeypatch):
     assert config.endpoint_label() == "http://127.0.0.1:11434/v1"  # no credentials in what is shown
     assert str(config.cache_dir).endswith("llm_cache") and "gravity_home" in str(config.cache_dir)
     monkeypatch.setenv("GRAVITY_LLM_TIMEOUT", "soon")
-    with pytest.raises(ConfigError, match="GRAVITY_LLM_TIMEOUT='soon' is not a valid float"):
+    with pytest.raises(ConfigError, match="GRAVITY_LLM_TIMEOUT='soon' is not a number"):
         LLMConfig.from_env()
     with pytest.raises(ConfigError, match="invalid LLM setting concurrency"):
         LLMConfig.build(concurrency=0)
@@ -308,3 +311,130 @@ def test_cache_is_thread_safe(tmp_path):
         list(pool.map(work, range(100)))
     assert len(cache) == 100
     assert cache.clear("p@1") == 100 and len(cache) == 0
+
+
+# --- real local servers: format rejected with HTTP 500, one slot, long generations (issue 15) ---------
+
+def test_json_schema_answered_with_500_falls_back_at_once_and_is_remembered(allow_local_llm):
+    """llama-cpp-python answers json_schema with HTTP 500 and a validation message: that is a rejected
+    format (next mode, no retries), not a server failure retried until the batch fails."""
+    with ScriptedOpenAIServer(router=echo_extraction_router, json_schema_500=True) as srv:
+        client = OpenAIClient(local_llm_config(srv, max_retries=4))
+        assert client.complete_json(PROMPTS["extract_entities"], CONTEXT).entities
+        formats = [r.get("response_format") or {} for r in srv.chat_requests()]
+        assert [f.get("type") for f in formats] == ["json_schema", "json_object"] and "schema" in formats[1]
+        usage = client.usage.total()
+        assert (usage.requests, usage.calls, usage.retries, usage.failures, usage.format_fallbacks) == (2, 1, 0, 0, 1)
+        other = OpenAIClient(local_llm_config(srv, max_retries=4))  # the next batch, the judge, a new page run
+        assert other.complete_json(PROMPTS["extract_events"], CONTEXT).events
+        assert len(srv.chat_requests()) == 3 and srv.chat_requests()[-1]["response_format"]["type"] == "json_object"
+
+
+def test_a_500_that_does_not_name_the_format_is_still_retried(server):
+    server.push(Reply.error(500, "CUDA out of memory"), ENTITIES)
+    client = make(server)
+    assert client.complete_json(PROMPTS["extract_entities"], CONTEXT).entities
+    assert [r["response_format"]["type"] for r in server.chat_requests()] == ["json_schema", "json_schema"]
+    assert client.usage.total().retries == 1 and client.json_mode == "json_schema"
+
+
+def test_json_mode_setting_starts_there(server):
+    server.push(ENTITIES)
+    client = make(server, json_mode="json_object")
+    client.complete_json(PROMPTS["extract_entities"], CONTEXT)
+    assert server.chat_requests()[0]["response_format"] == {"type": "json_object"}
+    server.push(ENTITIES)
+    make(server, json_mode="prompt", cache=False).complete_json(PROMPTS["extract_entities"], CONTEXT)
+    assert "response_format" not in server.chat_requests()[1]
+
+
+def test_a_long_generation_still_producing_tokens_is_not_cut(server):
+    """The timeout is the wait for the next token: a 1 s reply at 0.03 s per token passes a 0.4 s timeout."""
+    server.push(Reply.generating(ENTITIES, per_token=0.03))
+    client = make(server, timeout=0.4, max_retries=0)
+    assert client.complete_json(PROMPTS["extract_entities"], CONTEXT).entities[0].name == "Caroline"
+    usage = client.usage.total()
+    assert (usage.requests, usage.timeouts) == (1, 0) and usage.completion_tokens > 20
+
+
+def test_a_generation_that_stalls_times_out_and_is_retried(server):
+    server.push(Reply.stalled(ENTITIES, after=3, seconds=2.0), ENTITIES)
+    client = make(server, timeout=0.3)
+    assert client.complete_json(PROMPTS["extract_entities"], CONTEXT).entities
+    usage = client.usage.total()
+    assert (usage.requests, usage.timeouts, usage.retries) == (2, 1, 1)
+
+
+def test_single_slot_server_concurrency_adapts_and_every_call_succeeds(allow_local_llm):
+    """One request generates at a time, the others queue (llama.cpp's default). Requests that wait past
+    the timeout lower the concurrency; every call ends answered and the queue does not thrash."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    router = lambda _request: Reply.generating(ENTITIES, per_token=0.01)  # noqa: E731 - about 0.35 s a reply
+    with ScriptedOpenAIServer(router=router, slots=1) as srv:
+        client = OpenAIClient(local_llm_config(srv, concurrency=3, timeout=0.2, max_retries=4, cache=False))
+        contexts = [{**CONTEXT, "session_id": f"s{i}"} for i in range(5)]
+        with ThreadPoolExecutor(3) as pool:
+            results = list(pool.map(lambda c: client.complete_json(PROMPTS["extract_entities"], c), contexts))
+        assert all(r.entities[0].name == "Caroline" for r in results)
+        usage = client.usage.total()
+        assert usage.failures == 0 and usage.calls == 5
+        assert srv.peak_active == 1 and srv.peak_waiting >= 2  # it really queued
+        assert client.limit.decreases >= 1 and client.limit.limit < 3
+        # Retries are the queued requests that timed out before the limit came down, not a thrash.
+        assert usage.requests == 5 + usage.retries and usage.retries <= 4
+
+
+def test_adaptive_limit_halves_on_overload_and_climbs_back_bounded():
+    from gravity_engine.llm.endpoints import AdaptiveLimit
+
+    limit = AdaptiveLimit(4)
+    with limit.slot(), limit.slot(), limit.slot():
+        pass
+    limit.in_flight = 3  # three others still out when the fourth times out
+    limit.overloaded()
+    assert (limit.limit, limit.ceiling) == (2, 3)
+    limit.in_flight = 0
+    limit.overloaded()
+    assert (limit.limit, limit.ceiling, limit.decreases) == (1, 1, 2)  # it failed alone: one at a time
+    for _ in range(AdaptiveLimit.PROBE_ROUNDS - 1):
+        limit.succeeded()
+    assert limit.limit == 1  # at the ceiling it waits many rounds before probing higher
+    limit.succeeded()
+    assert limit.limit == 2
+    for _ in range(10_000):
+        limit.succeeded()
+    assert limit.limit == 4  # never above the configured concurrency
+
+
+def test_usage_counts_every_attempt_and_the_summary_never_says_zero_calls(server):
+    server.push(*[Reply.error(500, "boom")] * 15)
+    client = make(server, max_retries=4)
+    for session in range(3):
+        with pytest.raises(LLMError):
+            client.complete_json(PROMPTS["extract_entities"], {**CONTEXT, "session_id": f"s{session}"})
+    total = client.usage.total()
+    assert (total.requests, total.failures, total.retries, total.calls) == (15, 3, 12, 0)
+    assert total.summary().startswith("15 requests for 3 calls (0 answered, 3 failed, 12 retries)")
+
+
+def test_a_bad_setting_names_the_setting_not_a_missing_endpoint(monkeypatch):
+    for var in ("GRAVITY_LLM_BASE_URL", "GRAVITY_LLM_API_KEY", "OPENAI_API_KEY", "GRAVITY_LLM_GGUF"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GRAVITY_LLM_TEMPERATURE", "abc")
+    with pytest.raises(ConfigError) as err:
+        LLMConfig.from_env()
+    assert "GRAVITY_LLM_TEMPERATURE='abc' is not a number" in str(err.value) and "no LLM endpoint" not in str(err.value)
+    monkeypatch.setenv("GRAVITY_LLM_TEMPERATURE", "0.2")
+    monkeypatch.setenv("GRAVITY_LLM_BASE_URL", "http://127.0.0.1:8080/v1")
+    monkeypatch.setenv("GRAVITY_LLM_JSON_MODE", "json_object")
+    monkeypatch.setenv("GRAVITY_LLM_STREAM", "off")
+    config = LLMConfig.from_env()
+    assert (config.temperature, config.json_mode, config.stream) == (0.2, "json_object", False)
+    monkeypatch.setenv("GRAVITY_LLM_JSON_MODE", "yaml")
+    with pytest.raises(ConfigError, match="invalid LLM setting json_mode='yaml'"):
+        LLMConfig.from_env()
+    monkeypatch.setenv("GRAVITY_LLM_JSON_MODE", "auto")
+    monkeypatch.setenv("GRAVITY_LLM_STREAM", "maybe")
+    with pytest.raises(ConfigError, match="GRAVITY_LLM_STREAM='maybe' is not a yes/no value"):
+        LLMConfig.from_env()

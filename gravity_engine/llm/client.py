@@ -18,18 +18,27 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import LLMError
 from ..prompts.base import PromptTemplate
+from . import endpoints
 from .cache import ResponseCache, cache_key
 from .config import LLMConfig
+from .endpoints import JSON_MODES
 from .guard import check_model_request
-from .transport import BadRequestError, ChatRequest, ChatResponse, FatalError, SendError, TransientError
+from .transport import (BadRequestError, ChatRequest, ChatResponse, FatalError, FormatRejected, SendError,
+                        TransientError)
 from .usage import PromptUsage, UsageMeter
 
 log = logging.getLogger("gravity_engine.llm")
 
-# Structured-output modes, strongest first. An endpoint that rejects one (HTTP 400) gets the next,
-# and the client remembers it so later calls do not pay for the rejection again.
-JSON_MODES = ("json_schema", "json_object", "prompt")
+# Structured-output modes are tried strongest first (``endpoints.JSON_MODES``). An endpoint that
+# rejects one gets the next, remembered per endpoint so later calls do not pay for the rejection again.
 _MAX_ECHOED_REPLY = 6000  # chars of an invalid reply sent back in the repair round
+# An error that names the structured-output machinery is a rejected format whatever its status code:
+# llama-cpp-python says "Input should be 'text' or 'json_object'" with HTTP 500.
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|structured output|'text' or", re.I)
+
+
+def is_format_rejection(message: str) -> bool:
+    return bool(_FORMAT_WORDS.search(message or ""))
 
 
 @dataclass
@@ -80,13 +89,24 @@ class LLMClient:
         self.usage = UsageMeter()
         self._sleep = sleep
         self._mode_lock = threading.Lock()
-        self.json_mode = JSON_MODES[0]
+        self.limit = endpoints.limit_for(config.base_url, config.concurrency)
         if cache is None:
             cache = config.cache
         if cache is True:
             self.cache: ResponseCache | None = ResponseCache(config.cache_dir)
         else:
             self.cache = cache if isinstance(cache, ResponseCache) else None
+
+    @property
+    def json_mode(self) -> str:
+        """The structured-output mode the next call starts with: the configured one, or a weaker one
+        this endpoint has shown it needs."""
+        first = JSON_MODES[0] if self.config.json_mode == "auto" else self.config.json_mode
+        known = endpoints.remembered_mode(self.config.base_url, self.config.model) or first
+        return max(first, known, key=JSON_MODES.index)
+
+    def _set_json_mode(self, mode: str) -> None:
+        endpoints.remember_mode(self.config.base_url, self.config.model, mode)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.config.model!r}, base_url={self.config.endpoint_label()!r})"
@@ -224,8 +244,8 @@ class LLMClient:
 
     def _request_json(self, prompt_name: str, messages: list[dict], schema: dict, delta: PromptUsage) -> ChatResponse:
         start_mode = self.json_mode
+        mode = start_mode
         while True:
-            mode = self.json_mode
             request = ChatRequest(model=self.config.model, messages=self._messages_for_mode(mode, messages, prompt_name, schema),
                                   temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                                   response_format=self._response_format(mode, prompt_name, schema))
@@ -238,18 +258,22 @@ class LLMClient:
                 if index + 1 >= len(JSON_MODES):
                     # Rejected even without response_format: the format was not the problem after all.
                     with self._mode_lock:
-                        self.json_mode = start_mode
+                        self._set_json_mode(start_mode)
                     raise LLMError(f"{prompt_name}: the endpoint rejected the request (HTTP {err.status}): {err.message}") from None
+                delta.format_fallbacks += 1
                 with self._mode_lock:
-                    if self.json_mode == mode:
-                        self.json_mode = JSON_MODES[index + 1]
-                        log.info("%s: endpoint rejected response_format %s (%s); using %s from now on",
-                                 prompt_name, mode, err.message[:200], self.json_mode)
+                    mode = max(JSON_MODES[index + 1], self.json_mode, key=JSON_MODES.index)
+                    self._set_json_mode(mode)
+                log.info("%s: %s rejected response_format %s (HTTP %s: %s); using %s from now on",
+                         prompt_name, self.config.endpoint_label(), JSON_MODES[index], err.status,
+                         err.message[:200], mode)
 
     @staticmethod
     def _response_format(mode: str, prompt_name: str, schema: dict) -> dict | None:
         if mode == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": prompt_name, "strict": True, "schema": schema}}
+        if mode == "json_object_schema":
+            return {"type": "json_object", "schema": schema}
         if mode == "json_object":
             return {"type": "json_object"}
         return None
@@ -279,19 +303,24 @@ class LLMClient:
         for attempt in range(attempts):
             delta.requests += 1
             try:
-                reply = self._send(request)
+                with self.limit.slot():
+                    reply = self._send(request)
             except TransientError as err:
+                delta.timeouts += int(err.timeout)
+                if err.overload:
+                    self.limit.overloaded()
                 if attempt + 1 >= attempts:
                     raise LLMError(f"{prompt_name}: {err.message}; gave up after {attempts} attempts "
                                    f"to {self.config.endpoint_label()}") from None
                 wait = self._backoff(attempt, err.retry_after)
                 delta.retries += 1
-                log.warning("%s: %s; retry %d/%d in %.2f s", prompt_name, err.message, attempt + 1,
-                            self.config.max_retries, wait)
+                log.warning("%s: %s; retry %d/%d in %.2f s (at most %d requests in flight now)", prompt_name,
+                            err.message, attempt + 1, self.config.max_retries, wait, self.limit.limit)
                 self._sleep(wait)
                 continue
             except FatalError as err:
                 raise LLMError(f"{prompt_name}: {err.message} ({self.config.endpoint_label()})") from None
+            self.limit.succeeded()
             delta.prompt_tokens += reply.prompt_tokens
             delta.completion_tokens += reply.completion_tokens
             return reply
@@ -322,7 +351,11 @@ def parse_retry_after(headers: Any) -> float | None:
 
 
 class OpenAIClient(LLMClient):
-    """Any OpenAI-compatible endpoint through the ``openai`` package (its own retries off: ours apply)."""
+    """Any OpenAI-compatible endpoint through the ``openai`` package (its own retries off: ours apply).
+
+    Replies are streamed, so the timeout is the longest wait for the next token rather than for the
+    whole reply (httpx applies its read timeout to every read of the stream).
+    """
 
     def __init__(self, config: LLMConfig | None = None, **kwargs):
         import openai
@@ -337,18 +370,22 @@ class OpenAIClient(LLMClient):
         key = self.config.api_key.get_secret_value()
         return text.replace(key, "***") if key and len(key) >= 4 else text
 
-    def _translate(self, err: Exception) -> SendError:
+    def _translate(self, err: Exception, request: ChatRequest | None = None) -> SendError:
         openai = self._openai_module
         if isinstance(err, openai.APITimeoutError):
-            return TransientError(f"request timed out after {self.config.timeout:g} s")
+            return TransientError(f"timed out: no token for {self.config.timeout:g} s", timeout=True)
         if isinstance(err, openai.APIConnectionError):
             cause = err.__cause__ or err
             return TransientError(self._scrub(f"connection failed: {type(cause).__name__}: {cause}"))
-        if isinstance(err, openai.APIStatusError):
-            status = err.status_code
+        if isinstance(err, (openai.APIStatusError, openai.APIError)):
+            status = getattr(err, "status_code", None)
             message = self._scrub(_error_message(err))
+            if request is not None and request.response_format is not None and is_format_rejection(message):
+                return FormatRejected(message, status=status)
+            if status is None:  # an error event inside a stream: the server failed this reply
+                return TransientError(f"the endpoint failed while answering: {message}")
             if status in (408, 409, 429) or status >= 500:
-                return TransientError(f"HTTP {status}: {message}", status=status,
+                return TransientError(f"HTTP {status}: {message}", status=status, overload=status == 429,
                                       retry_after=parse_retry_after(err.response.headers))
             if status in (401, 403):
                 return FatalError(f"the endpoint refused the API key (HTTP {status}): {message}", status=status)
@@ -367,9 +404,11 @@ class OpenAIClient(LLMClient):
         if request.response_format is not None:
             kwargs["response_format"] = request.response_format
         try:
+            if self.config.stream:
+                return self._send_streamed(kwargs)
             completion = self._client.chat.completions.create(**kwargs)
         except self._openai_module.OpenAIError as err:
-            raise self._translate(err) from None
+            raise self._translate(err, request) from None
         if not completion.choices:
             raise TransientError("the endpoint returned no choices")
         choice = completion.choices[0]
@@ -377,6 +416,32 @@ class OpenAIClient(LLMClient):
         return ChatResponse(content=choice.message.content or "", finish_reason=choice.finish_reason or "stop",
                             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+
+    def _send_streamed(self, kwargs: dict[str, Any]) -> ChatResponse:
+        parts: list[str] = []
+        finish_reason = None
+        usage = None
+        pieces = 0
+        with self._client.chat.completions.create(**kwargs, stream=True,
+                                                  stream_options={"include_usage": True}) as stream:
+            for chunk in stream:
+                if getattr(chunk, "usage", None):
+                    usage = chunk.usage
+                for choice in chunk.choices or ():
+                    if choice.index not in (0, None):
+                        continue
+                    text = getattr(choice.delta, "content", None) if choice.delta is not None else None
+                    if text:
+                        parts.append(text)
+                        pieces += 1
+                    if choice.finish_reason:
+                        finish_reason = choice.finish_reason
+        if finish_reason is None and not parts:
+            raise TransientError("the endpoint closed the stream without a reply")
+        # A server that does not report usage in streams: one streamed piece is about one token.
+        return ChatResponse(content="".join(parts), finish_reason=finish_reason or "stop",
+                            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0) or pieces)
 
     def _list_models(self) -> list[str]:
         check_model_request(self.config.base_url)

@@ -36,15 +36,27 @@ class SendError(Exception):
 
 
 class TransientError(SendError):
-    """Worth retrying after a pause: 429, 5xx, timeouts, dropped connections."""
+    """Worth retrying after a pause: 429, 5xx, timeouts, dropped connections.
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+    ``overload`` marks the failures that say "too many requests at once" (a timeout while queued or
+    generating, a 429): the client lowers its concurrency for the endpoint after them.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None,
+                 timeout: bool = False, overload: bool = False):
         super().__init__(message, status=status)
         self.retry_after = retry_after
+        self.timeout = timeout
+        self.overload = overload or timeout
 
 
 class BadRequestError(SendError):
     """The endpoint rejected the request itself (400/422): maybe an unsupported ``response_format``."""
+
+
+class FormatRejected(BadRequestError):
+    """The endpoint refused the request's ``response_format``, whatever status code it used to say so
+    (llama-cpp-python answers ``json_schema`` with HTTP 500): use the next JSON mode, never retry."""
 
 
 class FatalError(SendError):

@@ -10,6 +10,7 @@ import json
 from collections import deque
 from typing import Any, Callable
 
+from ..llm import endpoints
 from ..llm.client import LLMClient
 from ..llm.config import LLMConfig
 from ..llm.transport import ChatRequest, ChatResponse, SendError
@@ -23,6 +24,7 @@ class FakeLLMClient(LLMClient):
                  config: LLMConfig | None = None, cache: bool = False):
         config = config or LLMConfig(base_url="http://127.0.0.1:9/v1", model="fake-llm", cache=cache,
                                      backoff_base=0.0, max_retries=1)
+        endpoints.forget(config.base_url)  # each fake is a new endpoint: nothing learned about another applies
         super().__init__(config, cache=cache, sleep=lambda _s: None)
         self.replies = deque(replies or [])
         self.router = router

@@ -5,8 +5,17 @@
 
 Replies come from a queue first, then from a router ``(request_json) -> reply``. A reply is a string
 (the message content), a dict or list (sent as JSON content) or a ``Reply`` (status codes, headers,
-delays, truncation, dropped connections). Every request is recorded in ``srv.requests``.
-``echo_extraction_router`` writes a plausible, schema-valid extraction from the prompt's own lines.
+delays, generation time per token, stalls, truncation, dropped connections). Every request is
+recorded in ``srv.requests``. ``echo_extraction_router`` writes a plausible, schema-valid extraction
+from the prompt's own lines.
+
+Like real servers, it streams (server-sent events, usage in the last chunk) when a request says
+``"stream": true``, and it can behave like two kinds of local server:
+
+* ``slots=1``: one request generates at a time, the others queue (llama.cpp, Ollama, LM Studio);
+  ``srv.peak_active`` and ``srv.peak_waiting`` tell how many were in flight at once.
+* ``json_schema_500=True``: ``response_format: json_schema`` is answered with HTTP 500 and
+  llama-cpp-python's validation message (``LLAMA_CPP_JSON_SCHEMA_ERROR``).
 """
 
 from __future__ import annotations
@@ -22,6 +31,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+_PIECE = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")  # streamed pieces: a word or a symbol with its leading space
+
+# What llama-cpp-python 0.3.x's server says (HTTP 500) to ``response_format: {"type": "json_schema"}``.
+LLAMA_CPP_JSON_SCHEMA_ERROR = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or "
+    "'json_object' [type=literal_error, input_value='json_schema', input_type=str]")
 
 
 def approx_tokens(text: str) -> int:
@@ -38,6 +53,9 @@ class Reply:
     delay: float = 0.0  # seconds to wait before answering (longer than the client's timeout = a timeout)
     finish_reason: str = "stop"
     drop: bool = False  # close the connection without answering
+    per_token: float = 0.0  # generation time per streamed piece (unstreamed: all of it before the reply)
+    stall_after: int | None = None  # stop producing after this many pieces ...
+    stall: float = 0.0  # ... for this many seconds (a generation that hangs midway)
 
     @classmethod
     def text(cls, content: str) -> "Reply":
@@ -57,6 +75,18 @@ class Reply:
     def slow(cls, seconds: float, content: str | dict = "") -> "Reply":
         text = content if isinstance(content, str) else json.dumps(content)
         return cls(content=text, delay=seconds)
+
+    @classmethod
+    def generating(cls, content: str | dict, per_token: float) -> "Reply":
+        """A reply produced piece by piece, ``per_token`` seconds each, as a real model generates it."""
+        text = content if isinstance(content, str) else json.dumps(content)
+        return cls(content=text, per_token=per_token)
+
+    @classmethod
+    def stalled(cls, content: str | dict, after: int, seconds: float, per_token: float = 0.0) -> "Reply":
+        """Starts generating, then produces nothing for ``seconds`` after ``after`` pieces."""
+        text = content if isinstance(content, str) else json.dumps(content)
+        return cls(content=text, per_token=per_token, stall_after=after, stall=seconds)
 
     @classmethod
     def truncated(cls, obj: Any, keep: float = 0.6) -> "Reply":
@@ -86,7 +116,8 @@ class ScriptedOpenAIServer:
 
     def __init__(self, replies: list[Any] | None = None, router: Router | None = None, *,
                  models: list[str] | None = None, api_key: str | None = None,
-                 token_counter: Callable[[str], int] = approx_tokens):
+                 token_counter: Callable[[str], int] = approx_tokens, slots: int | None = None,
+                 json_schema_500: bool = False):
         self.replies: deque = deque(replies or [])
         self.router = router
         self.models = models or ["gravity-echo", "gpt-4o-mini"]
@@ -94,6 +125,13 @@ class ScriptedOpenAIServer:
         self.token_counter = token_counter
         self.requests: list[dict[str, Any]] = []  # {"method", "path", "json", "authorized"}
         self.errors: list[str] = []  # script problems (queue exhausted, router crash)
+        # Extra routes (e.g. testing.batch_routes): each gets the request handler first and returns True
+        # when it answered the request.
+        self.routes: list[Callable[[Any], bool]] = []
+        self.json_schema_500 = json_schema_500
+        self._slots = threading.BoundedSemaphore(slots) if slots else None
+        self.active = self.waiting = self.peak_active = self.peak_waiting = 0
+        self.abandoned = 0  # streamed replies whose client went away before the end
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -110,6 +148,9 @@ class ScriptedOpenAIServer:
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-openai", daemon=True)
         self._thread.start()
+        from ..llm import endpoints
+
+        endpoints.forget(self.base_url)  # a new server: nothing learned about an old one on this port applies
         return self
 
     def close(self) -> None:
@@ -158,10 +199,14 @@ class ScriptedOpenAIServer:
             return Reply.error(500, "scripted server: no reply left in the script")
         return _as_reply(item)
 
-    def _completion(self, request_json: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    def _usage(self, request_json: dict[str, Any], reply: Reply) -> dict[str, int]:
         prompt_text = "\n".join(_message_text(m) for m in request_json.get("messages", []))
         prompt_tokens = self.token_counter(prompt_text)
         completion_tokens = self.token_counter(reply.content or "")
+        return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens}
+
+    def _completion(self, request_json: dict[str, Any], reply: Reply) -> dict[str, Any]:
         with self._lock:
             n = len(self.requests)
         return {
@@ -169,9 +214,45 @@ class ScriptedOpenAIServer:
             "model": request_json.get("model", self.models[0]),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content or ""},
                          "finish_reason": reply.finish_reason, "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "usage": self._usage(request_json, reply),
         }
+
+    def _chunk(self, request_json: dict[str, Any], delta: dict[str, Any], finish: str | None,
+               usage: dict[str, int] | None = None) -> dict[str, Any]:
+        return {"id": "chatcmpl-scripted-stream", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": request_json.get("model", self.models[0]),
+                "choices": [] if usage else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+                "usage": usage}
+
+    def _schema_rejection(self, request_json: dict[str, Any]) -> Reply | None:
+        fmt = request_json.get("response_format")
+        if self.json_schema_500 and isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            return Reply(status=500, body={"error": {"message": LLAMA_CPP_JSON_SCHEMA_ERROR, "type": "internal_server_error",
+                                                     "param": None, "code": None}})
+        return None
+
+    def _generation_pause(self, pieces_done: int, reply: Reply) -> float:
+        pause = reply.per_token
+        if reply.stall_after is not None and pieces_done == reply.stall_after:
+            pause += reply.stall
+        return pause
+
+    def _enter_slot(self) -> None:
+        with self._lock:
+            self.waiting += 1
+            self.peak_waiting = max(self.peak_waiting, self.waiting)
+        if self._slots is not None:
+            self._slots.acquire()
+        with self._lock:
+            self.waiting -= 1
+            self.active += 1
+            self.peak_active = max(self.peak_active, self.active)
+
+    def _leave_slot(self) -> None:
+        with self._lock:
+            self.active -= 1
+        if self._slots is not None:
+            self._slots.release()
 
 
 def _message_text(message: dict[str, Any]) -> str:
@@ -214,7 +295,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner.requests.append({"method": self.command, "path": self.path, "json": body,
                                         "authorized": self._authorized()})
 
+    def _extra_route(self) -> bool:
+        return any(route(self) for route in list(self.owner.routes))
+
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        if self._extra_route():
+            return
         self._record(None)
         if not self._authorized():
             return self._send_json(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
@@ -224,6 +310,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
     def do_POST(self) -> None:  # noqa: N802
+        if self._extra_route():
+            return
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -236,8 +324,19 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_json(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
         if not self.path.rstrip("/").endswith("/chat/completions"):
             return self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+        rejection = self.owner._schema_rejection(body)
+        if rejection is not None:  # the server's request validation, before any model work
+            return self._send_json(rejection.status, rejection.body)
         reply = self.owner._next_reply(body)
-        if reply.delay and self.owner._closing.wait(reply.delay):
+        self.owner._enter_slot()
+        try:
+            self._answer(body, reply)
+        finally:
+            self.owner._leave_slot()
+
+    def _answer(self, body: dict[str, Any], reply: Reply) -> None:
+        closing = self.owner._closing
+        if reply.delay and closing.wait(reply.delay):
             return
         if reply.drop:
             self.close_connection = True
@@ -249,7 +348,44 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200:
             return self._send_json(reply.status, reply.body if reply.body is not None else {"error": {"message": "error"}},
                                    reply.headers)
+        if body.get("stream") and reply.body is None:
+            return self._stream(body, reply)
+        pieces = _PIECE.findall(reply.content or "")
+        generation = sum(self.owner._generation_pause(i, reply) for i in range(len(pieces)))
+        if generation and closing.wait(generation):
+            return
         self._send_json(200, reply.body if reply.body is not None else self.owner._completion(body, reply), reply.headers)
+
+    def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+        """Server-sent events, one piece per event, as OpenAI and llama.cpp send them."""
+        owner = self.owner
+        self.close_connection = True  # the stream ends when the connection closes (no Content-Length)
+        events = [owner._chunk(body, {"role": "assistant", "content": ""}, None)]
+        pieces = _PIECE.findall(reply.content or "")
+        events += [owner._chunk(body, {"content": p}, None) for p in pieces]
+        events.append(owner._chunk(body, {}, reply.finish_reason))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append(owner._chunk(body, {}, None, owner._usage(body, reply)))
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            for i, event in enumerate(events):
+                if 1 <= i <= len(pieces):
+                    pause = owner._generation_pause(i - 1, reply)
+                    if pause and owner._closing.wait(pause):
+                        return
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            with owner._lock:
+                owner.abandoned += 1  # the client gave up (timeout): stop generating, free the slot
 
 
 # --- the echo-extraction router ---------------------------------------------------------------------
