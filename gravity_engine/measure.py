@@ -532,3 +532,49 @@ def run_measure(dataset: str, path: str | Path, host_factory: Callable[[], Host]
     summary_path = write_summary_csv(summary, runs / f"{stem}_summary.csv")
     return MeasureReport(rows=rows, summary=summary, csv_path=csv_path, summary_csv_path=summary_path,
                          table=format_table(summary, settings.k), built=built, seconds=time.perf_counter() - started)
+
+
+PLAIN_LOCOMO = {"1": "Multi-hop", "2": "Temporal", "3": "Open-domain", "4": "Single-hop", "5": "Adversarial"}
+PLAIN_LONGMEMEVAL = {"single-session-user": "One session, the user's facts",
+                     "single-session-assistant": "One session, the assistant's words",
+                     "single-session-preference": "One session, a preference", "multi-session": "Across sessions",
+                     "knowledge-update": "Updated facts", "temporal-reasoning": "Time reasoning"}
+
+
+def plain_category(category: str, dataset: str) -> str:
+    """A category as people read it: 'Temporal (LoCoMo 2)', 'Updated facts', 'Single-hop'."""
+    if dataset == "locomo" and category in PLAIN_LOCOMO:
+        return f"{PLAIN_LOCOMO[category]} (LoCoMo {category})"
+    if dataset == "longmemeval" and category in PLAIN_LONGMEMEVAL:
+        return PLAIN_LONGMEMEVAL[category]
+    return str(category).replace("-", " ").replace("_", " ").capitalize() or "No category"
+
+
+def summarize_with_intervals(rows: list[MeasureRow], dataset: str, small_n: int = 10, seed: int = 0) -> list[dict]:
+    """Per category, then all questions: n, coverage and recall@k alone and with Gravity as bootstrap
+    intervals (``evaluate.stats.Interval``), the paired gain, and ``small`` when n < ``small_n``. LoCoMo's
+    adversarial category is shown but left out of the total, as in ``summarize``."""
+    from .evaluate.stats import bootstrap_ci, category_order, paired_bootstrap_ci
+
+    groups: dict[str, list[MeasureRow]] = defaultdict(list)
+    for r in rows:
+        groups[r.category].append(r)
+    adversarial = dataset == "locomo" and "5" in groups
+    total = [r for r in rows if not (dataset == "locomo" and r.category == "5")]
+    label_all = "All questions" + (" but adversarial (LoCoMo 5)" if adversarial else "")
+    out = []
+    for key, label, items in ([(c, plain_category(c, dataset) + (" · not in the total" if dataset == "locomo"
+                                                                    and c == "5" else ""), groups[c])
+                               for c in category_order(dataset, groups)] + [("all", label_all, total)]):
+        if not items:
+            continue
+        host = [r.covered_host for r in items]
+        grav = [r.covered_gravity for r in items]
+        out.append({
+            "key": key, "label": label, "n": len(items), "small": len(items) < small_n,
+            "coverage_host": bootstrap_ci(host, seed=seed), "coverage_gravity": bootstrap_ci(grav, seed=seed),
+            "coverage_gain": paired_bootstrap_ci(host, grav, seed=seed),
+            "recall_host": bootstrap_ci([r.recall_host for r in items], seed=seed),
+            "recall_expanded": bootstrap_ci([r.recall_expanded for r in items], seed=seed),
+        })
+    return out

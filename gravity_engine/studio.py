@@ -277,3 +277,112 @@ def host_unavailable(name: str, llm_config) -> str | None:
         return (f"{name} calls a language model while it ingests the conversation, and no model endpoint is set: "
                 "choose one on the Settings page (a local server works offline)")
     return None
+
+
+@dataclass
+class EvaluationJob:
+    """LLM-free measures over a question slice and several hosts, in a daemon thread: the page polls ``done``
+    and ``status``, may ``cancel()``; ``resume()`` starts again and measures only the questions not yet done
+    (rows are kept per host as they finish, a few questions at a time)."""
+
+    store: AnchorStore
+    questions: list  # measure's Question objects, the slice
+    hosts: list[str]
+    dataset: str
+    settings: Any  # measure.MeasureSettings
+    embedder: Any = None
+    llm_config: Any = None  # for hosts that call a model while ingesting
+    chunk: int = 4  # questions between two looks at the cancel flag
+    rows: dict[str, list] = field(default_factory=dict)  # host -> MeasureRow list
+    failed: dict[str, str] = field(default_factory=dict)
+    status: str = "starting"
+    error: str | None = None
+    cancelled: bool = False
+    started: float = field(default_factory=time.time)
+    finished: float | None = None
+    _cancel: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    @property
+    def total(self) -> int:
+        return len(self.questions) * len(self.hosts)
+
+    @property
+    def done(self) -> int:
+        return sum(len(r) for r in self.rows.values()) + sum(len(self.questions) for h in self.failed)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def complete(self) -> bool:
+        return not self.running and self.done >= self.total
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def start(self) -> "EvaluationJob":
+        if self.running:
+            return self
+        self._cancel.clear()
+        self.cancelled, self.error, self.finished = False, None, None
+        self._thread = threading.Thread(target=self._run, name="evaluation", daemon=True)
+        self._thread.start()
+        return self
+
+    resume = start
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        from .measure import measure_conversation
+        from .query.pipeline import GravityQuery
+
+        try:
+            gq = GravityQuery(self.store, self.embedder, self.settings.config)
+            for name in self.hosts:
+                if name in self.failed:
+                    continue
+                rows = self.rows.setdefault(name, [])
+                seen = {r.question_id for r in rows}
+                todo = [q for q in self.questions if q.id not in seen]
+                if not todo:
+                    continue
+                why = host_unavailable(name, self.llm_config)
+                if why:
+                    self.failed[name] = why
+                    continue
+                self.status = f"{name}: ingesting the conversation"
+                host = None
+                try:
+                    host = ingested_host(self.store, name, gq.embedder, self.llm_config if _needs_llm(name) else None)
+                    for i in range(0, len(todo), self.chunk):
+                        if self._cancel.is_set():
+                            self.cancelled = True
+                            self.status = "cancelled"
+                            return
+                        self.status = f"{name}: question {len(rows) + 1} of {len(self.questions)}"
+                        rows += measure_conversation(self.store, host, todo[i:i + self.chunk], self.dataset,
+                                                     self.settings, gravity=gq)
+                except GravityError as err:
+                    self.failed[name] = str(err)
+                finally:
+                    close = getattr(host, "close", None)
+                    if callable(close):
+                        close()
+            self.status = "done"
+        except GravityError as err:
+            self.error = str(err)
+        except Exception as err:  # a thread must report, not die silently; the page shows the message
+            self.error = f"{type(err).__name__}: {err}"
+        finally:
+            self.finished = time.time()
+
+
+def _needs_llm(name: str) -> bool:
+    from .hosts import LLM_AT_INGEST
+
+    return name in LLM_AT_INGEST

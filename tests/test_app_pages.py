@@ -235,29 +235,6 @@ def test_playground_block_switches(store_dir, monkeypatch):
     assert "events" not in trace["modules"] and trace["expansions"] == []
 
 
-def test_evaluation_runs_the_measures(store_dir, monkeypatch):
-    _sample_questions(monkeypatch)
-    at = open_page("pages/evaluation.py", store_dir)
-    at.button(key="evaluation_run").click().run()
-    assert not at.exception, [e.message for e in at.exception]
-    assert metrics(at)["Questions"] == "2"
-    assert [b.label for b in at.get("download_button")] == ["Download all rows (CSV)"]
-
-
-def test_evaluation_compares_hosts_side_by_side(store_dir, monkeypatch):
-    _sample_questions(monkeypatch)
-    at = open_page("pages/evaluation.py", store_dir)
-    assert {"dense", "bm25"} <= set(at.multiselect(key="evaluation_hosts").options)
-    at.multiselect(key="evaluation_hosts").set_value(["dense", "bm25"]).run()
-    at.button(key="evaluation_run").click().run()
-    assert not at.exception, [e.message for e in at.exception]
-    summary = next(df.value for df in at.dataframe if "ratio" in df.value.columns)
-    assert list(summary["host"]) == ["dense", "bm25"] and (summary["n"] == 2).all()
-    assert at.selectbox(key="evaluation_detail_host").options == ["dense", "bm25"]
-    at.selectbox(key="evaluation_detail_host").set_value("bm25").run()
-    assert metrics(at)["Questions"] == "2"
-
-
 def test_store_opened_elsewhere_is_not_overridden_by_the_picker(store_dir, tmp_path, monkeypatch):
     from gravity_engine import studio
 
