@@ -17,15 +17,12 @@ BLOCK_ORDER = ("topics", "entities", "events")
 
 @lru_cache(maxsize=65536)
 def count_tokens(text: str) -> int:
-    """Token count via the engine's tokenizer (cached per text); whitespace words when it cannot be loaded."""
+    """Token count via the engine's tokenizer (cached per text); a tokenizer that fails is an error."""
     if not text:
         return 0
     from ..llm.tokens import count_tokens as _count
 
-    try:
-        return _count(text)
-    except Exception:  # tokenizer files unreadable: a rough count beats failing the query
-        return len(text.split())
+    return _count(text)
 
 
 @dataclass
