@@ -1,4 +1,4 @@
-"""Exports of a store (zip, GraphML, events CSV, Markdown report) and the import of a zipped store.
+"""Exports of a store (zip with its edits, GraphML, events CSV, Markdown report) and the import of a zipped store.
 
 The import reads untrusted archives: it refuses absolute paths, ``..`` parts, links, too many
 members and oversized contents before writing anything, and validates the result as a store.
@@ -15,12 +15,14 @@ from pathlib import Path, PurePosixPath
 
 import networkx as nx
 
+from ..curate.edits import EDITS_FILE, VECTORS_FILE
 from ..errors import InputError, StoreError
 from ..store import ANCHORS_FILE, CONVERSATION_FILE, EMBEDDINGS_FILE, REPORT_FILE, AnchorStore
 from .graph import build_graph
 from .timeline import events_frame
 
-STORE_FILES = (ANCHORS_FILE, EMBEDDINGS_FILE, CONVERSATION_FILE, REPORT_FILE)
+# The human edits travel with the store: they are replayed on load (``curate.edits``).
+STORE_FILES = (ANCHORS_FILE, EMBEDDINGS_FILE, CONVERSATION_FILE, REPORT_FILE, EDITS_FILE, VECTORS_FILE)
 MAX_ZIP_BYTES = 200 * 1024 * 1024
 MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
 MAX_MEMBERS = 64
