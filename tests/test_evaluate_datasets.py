@@ -13,6 +13,7 @@ from evaluate_fixtures import answer_of, first_user, prompt_name
 from gravity_engine.evaluate import EvalSettings, ResultsFile, build_report, run_evaluation
 from gravity_engine.evaluate.stats import score_table
 from gravity_engine.llm import OpenAIClient
+from gravity_engine.prompts import judge_longmemeval
 from gravity_engine.prompts.base import read_block
 from gravity_engine.testing import FakeEmbedder
 from gravity_engine.testing.openai_server import ScriptedOpenAIServer
@@ -147,7 +148,7 @@ def test_longmemeval_per_type_judge_abstention_and_question_date(tmp_path, serve
     assert sorted(summary.built) == ["t1", "t2_abs"]  # one store per instance
     rows = ResultsFile(summary.results_path).rows()
     assert len(rows) == 4 and all(r.judge_correct for r in rows) and all(r.judge_label == "yes" for r in rows)
-    assert {r.judge_prompt for r in rows} == {"judge_longmemeval@2"}
+    assert {r.judge_prompt for r in rows} == {judge_longmemeval.PROMPT.id}
     lines = {ln.variant: ln for ln in score_table(rows)}
     assert lines["full"].macro == 1.0 and lines["full"].abstention.n == 1
     assert {r.category_label for r in rows} == {"TR", "SSU"}

@@ -29,6 +29,14 @@ def _accuracy_summary(out: Path) -> str:
     return "\n".join(parts)
 
 
+def _judge_prompt_label(settings) -> str:
+    from ..evaluate.judge import judge_prompt, load_judge_prompt
+
+    if settings.judge_prompt is not None:
+        return f"{load_judge_prompt(settings.judge_prompt).id} (from {settings.judge_prompt})"
+    return judge_prompt(settings.dataset).id
+
+
 @app.command()
 @friendly_errors
 def evaluate(
@@ -49,8 +57,12 @@ def evaluate(
     seed: int = typer.Option(0, help="Seed of --sample and of the report's case studies."),
     concurrency: int = typer.Option(4, min=1, max=64, help="Answer/judge calls in flight (1 = strictly sequential)."),
     answer_model: Optional[str] = typer.Option(None, help="Answer model (default GRAVITY_LLM_MODEL, else gpt-4o-mini)."),
-    judge_model: Optional[str] = typer.Option(None, help="Judge model (default GRAVITY_JUDGE_MODEL, else gpt-4o-mini; "
-                                                         "LongMemEval's own judge is gpt-4o)."),
+    judge_model: Optional[str] = typer.Option(None, help="Judge model (default GRAVITY_JUDGE_MODEL, else the "
+                                                         "benchmark's own judge: gpt-4o for longmemeval, gpt-4o-mini "
+                                                         "for locomo and custom)."),
+    judge_prompt: Optional[Path] = typer.Option(None, "--judge-prompt", help="A text file with any published judge's "
+                                                "exact prompt, placeholders {question}, {gold}, {answer} and optionally "
+                                                "{question_type} (literal braces doubled); see docs/judging.md."),
     adversarial: bool = typer.Option(True, "--adversarial/--no-adversarial", help="LoCoMo category 5: run it "
                                      "(reported apart, never in J) or skip it."),
     k: Optional[int] = typer.Option(None, min=1, help="Memories the host returns (default 10)."),
@@ -74,11 +86,12 @@ def evaluate(
     settings = EvalSettings(dataset=dataset.lower(), path=path, out=out, host=host, variants=names, stores=stores,
                             backend=backend, conversation=conversation, questions=questions, limit=limit,
                             sample=sample, seed=seed, concurrency=concurrency, include_adversarial=adversarial,
-                            host_k=k, budget=budget, anchor_share=anchor_share, retry_errors=retry_errors)
+                            host_k=k, budget=budget, anchor_share=anchor_share, retry_errors=retry_errors,
+                            judge_prompt=judge_prompt)
     plan = plan_evaluation(settings)
     typer.echo(plan.describe())
     try:
-        answer_llm, judge_llm = make_eval_clients(answer_model, judge_model, cache=cache)
+        answer_llm, judge_llm = make_eval_clients(answer_model, judge_model, cache=cache, dataset=settings.dataset)
     except ConfigError:
         if not dry_run:
             raise
@@ -86,6 +99,9 @@ def evaluate(
         return
     typer.echo(f"  answer model: {answer_llm.config.model}; judge model: {judge_llm.config.model}; "
                f"endpoint: {answer_llm.config.endpoint_label()}")
+    typer.echo(f"  judge prompt: {_judge_prompt_label(settings)}"
+               + ("; +Sum: model-written batch summaries (made once, kept beside each store)"
+                  if any(v == "+Sum" for v in plan.variants) else ""))
     if dry_run:
         return
     if not plan.todo:

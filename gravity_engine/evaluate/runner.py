@@ -27,16 +27,19 @@ from ..embed import CachingEmbedder
 from ..errors import ConfigError, LLMError
 from ..llm.config import DEFAULT_MODEL
 from ..measure import _grounded, _norm_text, check_store_backend, covers, injected_events
+from ..extract.base import DEFAULT_BATCH_SIZE, make_batches
 from ..query.config import Mode, QueryConfig, get_variant
+from ..query.summaries import SUMMARIES_FILE, write_model_summaries
 from ..store import ANCHORS_FILE
 from .f1 import locomo_f1, token_f1
 from .items import EvalItem, category_label, is_abstention, load_items, select_items
-from .judge import judge_answer, judge_prompt
+from .judge import default_judge_model, judge_answer, judge_prompt, load_judge_prompt
 from .results import RESULTS_FILE, ResultRow, ResultsFile, RunInfo, read_run_info, write_run_info
 
 log = logging.getLogger("gravity_engine.evaluate")
 
-DEFAULT_JUDGE_MODEL = DEFAULT_MODEL  # gpt-4o-mini: the judge of the published LoCoMo J scores
+# gpt-4o-mini: the judge of the published LoCoMo J scores; LongMemEval's is gpt-4o (``default_judge_model``).
+DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
 # Rough token costs for the plan's estimate (approximate GPT tokens; chars / 4 for conversation text).
 _ANSWER_INSTRUCTIONS = 170  # the answer prompt's fixed text, anchors instruction included
 _JUDGE_INSTRUCTIONS = 190
@@ -70,6 +73,7 @@ class EvalSettings(BaseModel):
     budget: int | None = Field(None, ge=50)
     anchor_share: float = Field(0.4, ge=0.0, le=1.0)
     retry_errors: bool = False  # also redo rows whose judge failed
+    judge_prompt: Path | None = None  # a published judge's exact text as a template (``judge.load_judge_prompt``)
     max_consecutive_errors: int = Field(10, ge=1)
 
     def configs(self) -> list[QueryConfig]:
@@ -95,10 +99,12 @@ class EvalPlan:
     to_build: list[str]
     prompt_tokens: int
     completion_tokens: int
+    summary_calls: int = 0  # +Sum: one model-written summary per batch of each conversation, made once
 
     @property
     def calls(self) -> int:
-        return 2 * len(self.todo)  # one answer and one judge call per row (cache hits cost nothing)
+        # one answer and one judge call per row (cache hits cost nothing), plus the +Sum summaries
+        return 2 * len(self.todo) + self.summary_calls
 
     def describe(self) -> str:
         s = self.settings
@@ -110,8 +116,9 @@ class EvalPlan:
             f"{len(self.todo)} to do",
             f"  anchor stores to build ({s.backend} backend, under {s.stores}): {len(self.to_build)}"
             + (f" ({', '.join(self.to_build[:5])}{', ...' if len(self.to_build) > 5 else ''})" if self.to_build else ""),
-            f"  LLM calls: {len(self.todo)} answers + {len(self.todo)} judgements = {self.calls} "
-            "(fewer when the disk cache already holds some)",
+            f"  LLM calls: {len(self.todo)} answers + {len(self.todo)} judgements"
+            + (f" + {self.summary_calls} batch summaries for +Sum" if self.summary_calls else "")
+            + f" = {self.calls} (fewer when the disk cache or a store's {SUMMARIES_FILE} already holds some)",
             f"  estimated tokens: ~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} completion "
             "(approximate: conversation text counted as characters / 4)",
         ]
@@ -130,6 +137,8 @@ def _conversation_chars(item: EvalItem, cache: dict[str, tuple[float, int]]) -> 
 def plan_evaluation(settings: EvalSettings, items: list[EvalItem] | None = None) -> EvalPlan:
     """Which rows are left to do and what they will cost; reads the results file, changes nothing."""
     configs = settings.configs()
+    if settings.judge_prompt is not None:
+        load_judge_prompt(settings.judge_prompt)  # a bad template is reported before anything is asked
     if items is None:
         items = load_items(settings.dataset, settings.path, settings.conversation, settings.questions,
                            settings.include_adversarial)
@@ -156,7 +165,12 @@ def plan_evaluation(settings: EvalSettings, items: list[EvalItem] | None = None)
         anchors = 0 if c.mode == Mode.none else _ANCHOR_TOKENS
         prompt += int(_ANSWER_INSTRUCTIONS + memories + anchors + q) + int(_JUDGE_INSTRUCTIONS + q + gold + 12)
         completion += _ANSWER_COMPLETION + _JUDGE_COMPLETION
-    return EvalPlan(settings, items, [c.variant for c in configs], todo, n_done, to_build, prompt, completion)
+    summary_calls = 0
+    for cid in OrderedDict.fromkeys(it.conversation.id for it, c in todo if c.mode == Mode.summaries):
+        conv = next(it.conversation for it, _ in todo if it.conversation.id == cid)
+        summary_calls += len(make_batches(conv, DEFAULT_BATCH_SIZE))
+    return EvalPlan(settings, items, [c.variant for c in configs], todo, n_done, to_build, prompt, completion,
+                    summary_calls)
 
 
 @dataclass
@@ -243,6 +257,7 @@ class Runner:
         self._embedders: dict[str, Any] = {}
         self._consecutive_errors = 0
         self._last_error = ""
+        self.judge_template = load_judge_prompt(settings.judge_prompt) if settings.judge_prompt else None
 
     # --- the calling thread: stores, hosts, the query path -----------------------------------------
     def _store(self, conv, summary: EvalSummary):
@@ -319,7 +334,7 @@ class Runner:
         row["timings_ms"]["answer"] = round((time.perf_counter() - t0) * 1000, 3)
         if answer is not None:
             verdict = judge_answer(self.judge_llm, s.dataset, q.question, row["gold"], answer, q.category,
-                                   row["abstention"], q.metadata.get("adversarial_answer"))
+                                   row["abstention"], q.metadata.get("adversarial_answer"), self.judge_template)
             row.update(judge_correct=verdict.correct, judge_label=verdict.label, judge_reasoning=verdict.reasoning,
                        judge_model=verdict.model, judge_prompt=verdict.prompt, judge_error=verdict.error)
             row["timings_ms"]["judge"] = round(verdict.ms, 3)
@@ -374,6 +389,11 @@ class Runner:
                 if self.cancel.is_set():
                     break
                 store = self._store(rows[0][0].conversation, summary)
+                if any(c.mode == Mode.summaries for _, c in rows):
+                    # The method's +Sum: the answer model summarizes each batch once; kept beside the store.
+                    made = write_model_summaries(store, self.answer_llm)
+                    self.echo(f"+Sum for {store.anchors.conversation_id or rows[0][0].conversation.id}: "
+                              f"{len(made.summaries)} {made.label} batch summaries")
                 # One text cache per conversation: the question is embedded once for the host and for
                 # Gravity and for every variant, not once per use.
                 embedder = CachingEmbedder(self._embedder_for(store), max_items=20_000)
@@ -412,6 +432,7 @@ class Runner:
 
     def _write_run_info(self, plan: EvalPlan) -> None:
         from ..prompts.answer import PROMPT as ANSWER
+        from ..prompts.summarize_batch import PROMPT as SUMMARIZE
 
         s = self.settings
         old = read_run_info(s.out)
@@ -425,7 +446,8 @@ class Runner:
                        judge_model=getattr(getattr(self.judge_llm, "config", None), "model", None),
                        endpoint=cfg.endpoint_label() if cfg is not None else None, backend=s.backend,
                        stores=str(s.stores), include_adversarial=s.include_adversarial,
-                       prompt_versions={"answer": ANSWER.id, "judge": judge_prompt(s.dataset).id},
+                       prompt_versions={"answer": ANSWER.id, "judge": judge_prompt(s.dataset, self.judge_template).id}
+                       | ({"summarize_batch": SUMMARIZE.id} if "+Sum" in variants else {}),
                        settings=s.model_dump(mode="json", exclude={"variants"}))
         s.out.mkdir(parents=True, exist_ok=True)
         write_run_info(s.out, info)
@@ -445,17 +467,18 @@ def run_evaluation(settings: EvalSettings, answer_llm, judge_llm, *, embedder=No
 
 
 def make_eval_clients(answer_model: str | None = None, judge_model: str | None = None, cache: bool = True,
-                      concurrency: int | None = None):
+                      concurrency: int | None = None, dataset: str | None = None):
     """Answer and judge clients on the endpoint of ``LLMConfig.from_env()``, sharing one disk cache.
 
     The answer model defaults to GRAVITY_LLM_MODEL (else gpt-4o-mini); the judge model to
-    GRAVITY_JUDGE_MODEL (else gpt-4o-mini, the judge of the published LoCoMo scores)."""
+    GRAVITY_JUDGE_MODEL, else the benchmark's own judge (``default_judge_model``: gpt-4o for
+    LongMemEval, gpt-4o-mini for LoCoMo and custom sets)."""
     import os
 
     from ..llm import LLMConfig, OpenAIClient, ResponseCache
 
     base = LLMConfig.from_env()
-    judge = judge_model or os.environ.get("GRAVITY_JUDGE_MODEL", "").strip() or DEFAULT_JUDGE_MODEL
+    judge = judge_model or os.environ.get("GRAVITY_JUDGE_MODEL", "").strip() or default_judge_model(dataset or "")
     extra = {"concurrency": concurrency} if concurrency else {}
     answer_cfg = LLMConfig.build(**(base.model_dump() | {"model": answer_model or base.model, "cache": cache} | extra))
     judge_cfg = LLMConfig.build(**(base.model_dump() | {"model": judge, "temperature": 0.0, "cache": cache} | extra))

@@ -14,7 +14,9 @@ from pydantic import Field
 from .base import Messages, PromptTemplate, ReplyModel, data_block
 
 NAME = "judge"
-VERSION = "2"  # 2: question, gold and answer in escaped tagged sections
+# 3: the leniency of the published Mem0/Zep LoCoMo protocol: an answer on the same topic as the gold is
+#    right, and so is a relative time reference ("last Tuesday") that points at the gold's date.
+VERSION = "3"
 
 
 class JudgeVerdict(ReplyModel):
@@ -23,11 +25,15 @@ class JudgeVerdict(ReplyModel):
 
 
 _RULES = (
-    "You grade an answer to a question about a conversation against the gold answer. Be generous: the answer "
-    "is CORRECT when it refers to the same thing as the gold answer, even if it is longer, worded differently "
-    "or adds details; a time answer is CORRECT when it names the same date or period in any format "
-    "(\"7 May 2023\", \"May 7\", \"the day before 8 May 2023\"). It is WRONG when it names something else, "
-    "contradicts the gold answer, or gives no answer."
+    "You grade an answer to a question about a conversation against the gold answer. Grade generously, as the "
+    "published LoCoMo evaluations do. The answer may be much longer than the gold answer, worded differently or "
+    "add details: it is CORRECT as long as it touches on the same topic as the gold answer and does not "
+    "contradict it. For questions about time the gold answer is a date, a month, a year or a period: a time "
+    "answer is CORRECT when it names the same date or period in any format (\"7 May 2023\", \"May 7\", "
+    "\"the day before 8 May 2023\"), and also when it uses a relative time reference (\"last Tuesday\", "
+    "\"next month\", \"two weekends ago\") that points at the same date or period as the gold answer. It is "
+    "WRONG when it is about something else, contradicts the gold answer, names another date or period, or gives "
+    "no answer."
 )
 _BY_TYPE = {
     "temporal-reasoning": " Forgive an off-by-one error in a count of days, weeks or months.",

@@ -29,7 +29,7 @@ from .inject import BLOCK_TITLES, InjectedContext, answer_messages, count_tokens
 from .pack import LineSelection, pack_lines, score_lines
 from .session import Budget, HostSession, QuestionRun, memory_key, run_question
 from .retrieve import STATUS_NAMES, TEMPORAL_SLOT, ModuleSelection, select_module
-from .summaries import pick_summaries, store_summaries
+from .summaries import pick_summaries, store_summaries, summaries_kind, write_model_summaries
 from .text import content_tokens
 from .trace import (AnswerTrace, BlockTrace, CandidateTrace, ExpansionTrace, HostSearchTrace, LineTrace, MemoryTrace,
                     MergedMemory, ModuleTrace, PromptTrace, QueryTrace)
@@ -69,6 +69,7 @@ class GravityResult:
     context: InjectedContext = field(default_factory=InjectedContext)
     timings_ms: dict[str, float] = field(default_factory=dict)
     qvec: np.ndarray | None = None  # the question's embedding (hosts on the same model search with it)
+    summaries: str = ""  # +Sum: which summaries were injected ("extractive" or "model-written by <model>")
 
 
 # How close an event must be to "the conference" of "after the conference" to set the boundary (MiniLM scale).
@@ -132,6 +133,7 @@ class GravityQuery:
         if config.mode == Mode.summaries:
             target = budget if budget is not None else self._full_size(question, qvec, qtime)
             summaries, matrix = store_summaries(self.store, self.embedder)
+            result.summaries = summaries_kind(self.store)
             chosen = pick_summaries(summaries, matrix, qvec, target, self.count)
             timings["retrieve"] = (t() - t0) * 1000
             t0 = t()
@@ -266,6 +268,8 @@ def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str
     if store.conversation is None:
         raise StoreError(f"{store.path or 'store'}: no conversation.json, so no host can ingest the conversation")
     gq = gravity or GravityQuery(store, embedder, config)
+    if config.mode == Mode.summaries and llm is not None:
+        write_model_summaries(store, llm)  # the method's +Sum: once per store, then read from beside it
     if session is None or session.host is not host:
         session = HostSession(host, store.conversation, gq.embedder)
     t = time.perf_counter
@@ -298,7 +302,7 @@ def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str
         host_results=searches,
         merged=[MergedMemory(**_memory_traces([m])[0].model_dump() | {"rank": i + 1}, rrf=round(sc, 6), from_lists=o)
                 for i, (m, sc, o) in enumerate(run.fused)],
-        blocks=[_block_trace(m, g.context) for m in g.context.blocks],
+        blocks=[_block_trace(m, g.context, g.summaries) for m in g.context.blocks],
         injected_tokens=g.context.total_tokens,
         pushed_out=_pushed_out(run, k),
         prompt_without=_prompt_trace(without), prompt_with=_prompt_trace(with_),
@@ -308,11 +312,12 @@ def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str
                        messages_without=without, messages_with=with_, run=run)
 
 
-def _block_trace(module: str, ctx: InjectedContext) -> BlockTrace:
+def _block_trace(module: str, ctx: InjectedContext, summaries: str = "") -> BlockTrace:
     lines = [LineTrace(anchor_id=s.line.anchor_id, field=s.line.field, text=s.line.text,
                        score=None if s.score != s.score else round(s.score, 4), pinned=s.pinned,
                        source_ids=list(s.line.source_ids)) for s in ctx.lines.get(module, [])]
-    return BlockTrace(module=module, title=BLOCK_TITLES.get(module, "Conversation Summaries"), text=ctx.blocks[module],
+    title = BLOCK_TITLES.get(module) or f"Conversation Summaries ({summaries or 'extractive'})"
+    return BlockTrace(module=module, title=title, text=ctx.blocks[module],
                       tokens=ctx.tokens[module], anchor_ids=ctx.anchor_ids.get(module, []), lines=lines)
 
 
