@@ -104,8 +104,7 @@ def load_judge_prompt(path: str | Path) -> PromptTemplate:
     unknown = sorted(used - set(PLACEHOLDERS))
     if unknown:
         raise InputError(f"unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; known: "
-                         f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)} (write a literal brace doubled: {{{{ }}}})",
-                         source=source)
+                         f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)}", source=source)
     missing = [p for p in REQUIRED_PLACEHOLDERS if p not in used]
     if missing:
         raise InputError(f"missing placeholder(s) {', '.join('{' + m + '}' for m in missing)}: the judge must see the "
@@ -123,20 +122,21 @@ def load_judge_prompt(path: str | Path) -> PromptTemplate:
 
 def _placeholders(text: str, source: str) -> set[str]:
     names: set[str] = set()
+    known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
     try:
         for _, field, spec, _ in string.Formatter().parse(text):
             if field is None:
                 continue
-            root = re.split(r"[.\[]", field, maxsplit=1)[0]
-            if not root or root.isdigit():
-                raise InputError(f"unnamed placeholder {{{field}}}: name it, e.g. {{question}}, {{gold}}, {{answer}}",
-                                 source=source)
-            if root != field or spec:
-                raise InputError(f"placeholder {{{field}{':' + spec if spec else ''}}}: write plain names such as "
-                                 "{question}, without attributes, indexes or format specs", source=source)
-            names.add(root)
+            if not field or field.isdigit():
+                raise InputError(f"unnamed placeholder {{{field}}}: name it, one of {known}", source=source)
+            if not field.isidentifier() or spec:
+                raise InputError(f"{{{field}{':' + spec if spec else ''}}} is not a placeholder: use {known}, and write "
+                                 "braces that belong to the text doubled ({{ and }}), e.g. "
+                                 '{{"label": "CORRECT"}}', source=source)
+            names.add(field)
     except ValueError as err:  # a lone '{' or '}'
-        raise InputError(f"not a valid template: {err} (write a literal brace doubled: {{{{ }}}})", source=source) from None
+        raise InputError(f"not a valid template: {err} (write braces that belong to the text doubled: {{{{ and }}}})",
+                         source=source) from None
     return names
 
 
