@@ -382,6 +382,7 @@ def unmerge_store(store, entity_id: str, alias: str, embedder):
 
     anchors = unmerge(store.anchors, entity_id, alias)
     embeddings = embed_anchors(anchors, embedder)  # entity rows and lines changed; all in one encoder call
-    report = dict(store.report)
-    report.setdefault("edits", []).append({"unmerge": {"entity": entity_id, "alias": alias}})
+    # A new list: the loaded store (the app caches it) keeps its own report as it was.
+    edits = [*store.report.get("edits", []), {"unmerge": {"entity": entity_id, "alias": alias}}]
+    report = {**store.report, "edits": edits}
     return AnchorStore(anchors=anchors, embeddings=embeddings, conversation=store.conversation, report=report)

@@ -11,6 +11,11 @@ Layout::
 
 Any host can read ``anchors.json`` with ``json.load`` and ``embeddings.npz`` with ``numpy.load``;
 the row order of each matrix is given by its ``_ids`` array.
+
+These four files are written as a whole (``fileio.replace_file_group``): ``.lock`` is the write lock
+(``store_lock``), ``.generation`` counts replacements so ``AnchorStore.load`` reads one complete version,
+``.incoming/`` holds a write in progress. Anything else in the folder (``.checkpoints/``, ``edits.jsonl``)
+belongs to others and survives every write.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,12 +35,19 @@ from .anchors import MODULES, SCHEMA_VERSION, AnchorSet, BuildInfo
 from .conversation import Conversation
 from .embed import Embedder
 from .errors import StoreError
-from .fileio import atomic_write_bytes, atomic_write_json
+from .fileio import directory_lock, json_bytes, read_file_group, replace_file_group
 
 ANCHORS_FILE = "anchors.json"
 EMBEDDINGS_FILE = "embeddings.npz"
 CONVERSATION_FILE = "conversation.json"
 REPORT_FILE = "build_report.json"
+STORE_FILES = (ANCHORS_FILE, EMBEDDINGS_FILE, CONVERSATION_FILE, REPORT_FILE)  # what save() writes; the rest is left
+
+
+def store_lock(path: str | Path) -> AbstractContextManager[None]:
+    """The store's write lock (``save`` takes it): hold it around a load-change-save, so that no other writer,
+    the CLI's or the app's, slips in between. Readers never need it."""
+    return directory_lock(path)
 
 
 def embed_anchors(anchors: AnchorSet, embedder: Embedder) -> dict[str, np.ndarray]:
@@ -148,10 +161,12 @@ class AnchorStore:
                 raise StoreError(f"{self.path or 'store'}: embeddings for {module} are {got}, expected {n} rows; rebuild or re-embed")
 
     def save(self, path: str | Path) -> Path:
+        """Write the store into ``path`` as a whole (``fileio.replace_file_group``, under the store's lock):
+        a reader or a crash sees the old store or this one, never a mix; other files in ``path`` stay."""
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
+        files: dict[str, bytes] = {}
         if self.conversation is not None:
-            atomic_write_bytes(path / CONVERSATION_FILE, self.conversation.model_dump_json(indent=1).encode())
+            files[CONVERSATION_FILE] = self.conversation.model_dump_json(indent=1).encode()
         arrays: dict[str, np.ndarray] = {}
         for module in MODULES:
             items = self.anchors.module(module)
@@ -162,16 +177,25 @@ class AnchorStore:
             arrays["lines_keys"] = np.array(self.line_keys, dtype=str)
         buf = io.BytesIO()
         np.savez(buf, **arrays)
-        atomic_write_bytes(path / EMBEDDINGS_FILE, buf.getvalue())
-        atomic_write_json(path / REPORT_FILE, self.report)
-        # anchors.json last: its presence marks a complete store.
-        atomic_write_bytes(path / ANCHORS_FILE, self.anchors.model_dump_json(indent=1).encode())
+        files[EMBEDDINGS_FILE] = buf.getvalue()
+        files[REPORT_FILE] = json_bytes(self.report)
+        # anchors.json last: its presence marks a complete store for readers that do not read the generation.
+        files[ANCHORS_FILE] = self.anchors.model_dump_json(indent=1).encode()
+        replace_file_group(path, files, STORE_FILES)
         self.path = path
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> AnchorStore:
-        path = Path(path)
+        """The store in ``path``: one complete version of it even while a writer replaces it
+        (``fileio.read_file_group``), with the human edits kept beside it applied."""
+        store = read_file_group(Path(path), cls._read)
+        from .curate.edits import apply_saved_edits  # edits.jsonl beside the store: human corrections, replayed
+
+        return apply_saved_edits(store)
+
+    @classmethod
+    def _read(cls, path: Path) -> AnchorStore:
         anchors_path = path / ANCHORS_FILE
         if not anchors_path.is_file():
             raise StoreError(f"{path}: no {ANCHORS_FILE} here; is this an anchor store (a build's --out folder)?")
@@ -226,8 +250,5 @@ class AnchorStore:
                 report = {"error": f"{REPORT_FILE} is unreadable"}
             if not isinstance(report, dict):  # pages read it with .get: anything else is as good as unreadable
                 report = {"error": f"{REPORT_FILE} is not a JSON object"}
-        store = cls(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report, path=path,
-                    line_keys=line_keys)
-        from .curate.edits import apply_saved_edits  # edits.jsonl beside the store: human corrections, replayed
-
-        return apply_saved_edits(store)
+        return cls(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report, path=path,
+                   line_keys=line_keys)

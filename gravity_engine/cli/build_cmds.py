@@ -138,30 +138,32 @@ def verify_cmd(store_dir: Path = typer.Argument(..., help="A store directory wri
     """Check every anchor field against the utterances it cites and report the share supported."""
     from ..embed import get_embedder
     from ..errors import StoreError
-    from ..store import AnchorStore, embed_anchors
+    from ..store import AnchorStore, embed_anchors, store_lock
     from ..verify import drop_unsupported_fields, verify_anchors
 
-    store = AnchorStore.load(store_dir)
-    if store.conversation is None:
-        raise StoreError(f"{store_dir}: no conversation.json, so there is nothing to verify against")
-    embedder = get_embedder(store.anchors.built_with.embedding_model or "all-MiniLM-L6-v2")
-    summary = verify_anchors(store.anchors, store.conversation, embedder)
-    for module, s in summary["by_module"].items():
-        share = f"{s['share']:.1%}" if s["share"] is not None else "-"
-        typer.echo(f"{module:9s} {s['supported']:5d}/{s['fields']:<5d} supported ({share})")
-    typer.echo(f"{'all':9s} {summary['supported']:5d}/{summary['fields']:<5d} supported ({summary['share'] or 0:.1%})")
-    shown = 0
-    for anchor in (*store.anchors.entities, *store.anchors.events, *store.anchors.topics):
-        for c in anchor.checks:
-            if not c.supported and shown < show_unsupported:
-                typer.echo(f"  unsupported {anchor.id}.{c.field}: {c.note}")
-                shown += 1
-    if drop:
-        summary["dropped"] = drop_unsupported_fields(store.anchors)
-        typer.echo("dropped: " + ", ".join(f"{n} {what}" for what, n in summary["dropped"].items()))
-        store.set_embeddings(embed_anchors(store.anchors, embedder))
-    store.report["verification"] = summary
-    store.save(store_dir)
+    with store_lock(store_dir):  # load, check (and drop) and save as one step: no other writer slips in between
+        store = AnchorStore.load(store_dir)
+        if store.conversation is None:
+            raise StoreError(f"{store_dir}: no conversation.json, so there is nothing to verify against")
+        embedder = get_embedder(store.anchors.built_with.embedding_model or "all-MiniLM-L6-v2")
+        summary = verify_anchors(store.anchors, store.conversation, embedder)
+        for module, s in summary["by_module"].items():
+            share = f"{s['share']:.1%}" if s["share"] is not None else "-"
+            typer.echo(f"{module:9s} {s['supported']:5d}/{s['fields']:<5d} supported ({share})")
+        typer.echo(f"{'all':9s} {summary['supported']:5d}/{summary['fields']:<5d} supported "
+                   f"({summary['share'] or 0:.1%})")
+        shown = 0
+        for anchor in (*store.anchors.entities, *store.anchors.events, *store.anchors.topics):
+            for c in anchor.checks:
+                if not c.supported and shown < show_unsupported:
+                    typer.echo(f"  unsupported {anchor.id}.{c.field}: {c.note}")
+                    shown += 1
+        if drop:
+            summary["dropped"] = drop_unsupported_fields(store.anchors)
+            typer.echo("dropped: " + ", ".join(f"{n} {what}" for what, n in summary["dropped"].items()))
+            store.set_embeddings(embed_anchors(store.anchors, embedder))
+        store.report["verification"] = summary
+        store.save(store_dir)
 
 
 @app.command()
@@ -174,13 +176,14 @@ def unmerge(store_dir: Path = typer.Argument(..., help="A store directory writte
     from ..consolidate import unmerge_store
     from ..embed import get_embedder
     from ..errors import StoreError
-    from ..store import AnchorStore
+    from ..store import AnchorStore, store_lock
 
-    store = AnchorStore.load(store_dir)
-    try:
-        edited = unmerge_store(store, entity_id, alias,
-                               get_embedder(store.anchors.built_with.embedding_model or "all-MiniLM-L6-v2"))
-    except KeyError as err:
-        raise StoreError(f"{store_dir}: {err.args[0]}") from None
-    edited.save(out or store_dir)
+    with store_lock(store_dir):  # load, split and save as one step (in place, the usual case)
+        store = AnchorStore.load(store_dir)
+        try:
+            edited = unmerge_store(store, entity_id, alias,
+                                   get_embedder(store.anchors.built_with.embedding_model or "all-MiniLM-L6-v2"))
+        except KeyError as err:
+            raise StoreError(f"{store_dir}: {err.args[0]}") from None
+        edited.save(out or store_dir)
     typer.echo(f"split {alias!r} off {entity_id}; wrote {out or store_dir}")
