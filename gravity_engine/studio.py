@@ -386,3 +386,40 @@ def _needs_llm(name: str) -> bool:
     from .hosts import LLM_AT_INGEST
 
     return name in LLM_AT_INGEST
+
+
+# The loaders name the option to change for programmers (the CLI shows that); the app says what to do instead.
+_FOR_PEOPLE = [
+    (re.compile(r"\s*\(LoadLimits\.\w+\)"), ""),
+    (re.compile(r"; see LoadLimits"), ""),
+    (re.compile(r"; raise the limit or split the file"), "; split the conversation into smaller files"),
+    (re.compile(r"; raise it or set on_long_utterance='truncate'"), "; shorten that message or split it in two"),
+    (re.compile(r"\s*\(set ColumnMap\.\w+\)"), " (rename that column in the file's first row to one of these names)"),
+]
+
+
+def message_for_people(err: Exception) -> str:
+    """An error's message without the names of code options (``LoadLimits.max_depth``, ``ColumnMap.text``)."""
+    text = str(err)
+    for pattern, replacement in _FOR_PEOPLE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def store_ref(path: str | Path | None) -> str | None:
+    """A store's name for a URL: ``sample/<name>`` or ``workspace/<name>``; None for a folder elsewhere (a
+    URL never carries a file-system path)."""
+    if not path:
+        return None
+    p = Path(path).resolve()
+    for kind, root in (("sample", SAMPLE_STORES), ("workspace", workspace_dir())):
+        if p.parent == root.resolve():
+            return f"{kind}/{p.name}"
+    return None
+
+
+def store_from_ref(ref: str | None) -> Path | None:
+    """The store a URL names (``store_ref``), looked up among the stores the app offers; None otherwise."""
+    if not ref:
+        return None
+    return next((p for p in available_stores() if store_ref(p) == ref), None)

@@ -22,8 +22,10 @@ MODULE_LABELS = {"entities": "Entities", "events": "Events", "topics": "Topics"}
 
 def init_state() -> None:
     """The few keys every page shares, set once per browser session (pages namespace their own keys)."""
-    default = studio.default_store()
-    st.session_state.setdefault("store_path", str(default) if default else None)
+    if "store_path" not in st.session_state:
+        # A link or a new tab carries the store in the URL (?store=sample/medllm_project): open that one.
+        default = studio.store_from_ref(st.query_params.get("store")) or studio.default_store()
+        st.session_state["store_path"] = str(default) if default else None
     # The key lives only in this dict in the session: never written to disk, env or logs.
     st.session_state.setdefault("llm_settings", {
         "base_url": os.environ.get("GRAVITY_LLM_BASE_URL", ""),
@@ -94,6 +96,9 @@ def sidebar_store_picker() -> None:
     choice = st.sidebar.selectbox("Anchor store", paths, index=index, format_func=labels.get)
     if choice != paths[index] or current not in paths:
         st.session_state["store_path"] = choice
+    ref = studio.store_ref(st.session_state["store_path"])
+    if ref and st.query_params.get("store") != ref:
+        st.query_params["store"] = ref  # so a reload, a bookmark or a new tab opens the same store
 
 
 def badge(module: str, text: str | None = None) -> str:

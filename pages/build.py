@@ -60,7 +60,7 @@ def _pick_source():
         label = st.selectbox("Benchmark file", list(bench), key="build_bench_file")
         return _load_path(str(bench[label]), bench[label].stat().st_mtime)
     except GravityError as err:
-        st.error(str(err))
+        st.error(studio.message_for_people(err))
         return None
 
 
@@ -117,7 +117,7 @@ try:
     est = estimate_build(conversation, backend, int(batch_size), fused, model, modules=modules)
 except GravityError as err:
     est = None
-    st.error(str(err))
+    st.error(studio.message_for_people(err))
 if est:
     e = st.columns(4)
     e[0].metric("Batches", est["batches"])
@@ -141,7 +141,7 @@ if st.button("Build", type="primary", disabled=running or not modules, key="buil
                                    "(or GRAVITY_LLM_BASE_URL / GRAVITY_LLM_API_KEY)")
             options["llm_config"] = cfg.model_copy(update={"model": model}) if model else cfg
     except GravityError as err:
-        st.error(str(err))
+        st.error(studio.message_for_people(err))
     else:
         job = jobs[str(out_dir)] = studio.start_build(conversation, out_dir, **options)
         st.session_state["build_job_dir"] = str(out_dir)

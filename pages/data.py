@@ -10,6 +10,8 @@ from gravity_engine.viz import export
 from pages._ui import current_store, load_store, md_escape
 
 st.title("Export & import")
+if flash := st.session_state.pop("data_flash", None):
+    st.success(flash)
 
 
 @st.cache_data(max_entries=4, show_spinner="Preparing the downloads…")
@@ -51,9 +53,10 @@ if st.button("Import", type="primary", disabled=upload is None, key="data_import
     try:
         imported = export.import_store_zip(upload.getvalue(), dest, filename=upload.name)
     except GravityError as err:
-        st.error(str(err))
+        st.error(studio.message_for_people(err))
     else:
         st.session_state["store_path"] = str(dest)
         c = imported.anchors.counts()
-        st.success(f"Imported {md_escape(dest.name)}: {c['entities']} entities, {c['events']} events, {c['topics']} topics. "
-                   "It is now the loaded store.")
+        st.session_state["data_flash"] = (f"Imported {md_escape(dest.name)}: {c['entities']} entities, {c['events']} "
+                                          f"events, {c['topics']} topics. It is now the loaded store.")
+        st.rerun()  # the whole app again, so the sidebar and the page name the imported store at once

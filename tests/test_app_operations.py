@@ -1,0 +1,82 @@
+"""Operations of the app: the store in the URL, loader errors for people, no file watcher, no page icon
+fetched from the internet, build progress that moves."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from studio_stores import make_store
+from test_app_pages import APP, ROOT
+
+from gravity_engine import studio
+
+
+@pytest.fixture(autouse=True)
+def _fresh_streamlit():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def two_workspace_stores():
+    ws = studio.workspace_dir()  # under the test's GRAVITY_HOME
+    make_store(ws / "alpha")
+    make_store(ws / "beta", hostile=True)
+    return ws / "alpha", ws / "beta"
+
+
+def test_the_store_is_in_the_url_and_a_new_session_opens_it(two_workspace_stores):
+    """AppTest runs app.py (where the URL is read and written) on a session's first run only; the browser test
+    changes the store in the picker and opens the URL in a new tab."""
+    alpha, beta = two_workspace_stores
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert at.query_params["store"] == studio.store_ref(at.session_state["store_path"]) == "sample/medllm_project"
+    for store in (alpha, beta):
+        tab = AppTest.from_file(APP, default_timeout=60)  # a new tab: a new session with only the URL
+        tab.query_params["store"] = studio.store_ref(store)
+        tab.run()
+        assert not tab.exception, [e.message for e in tab.exception]
+        assert tab.session_state["store_path"] == str(store) and tab.sidebar.selectbox[0].value == str(store)
+        assert tab.query_params["store"] == f"workspace/{store.name}"
+
+
+def test_a_url_never_opens_a_folder_the_app_does_not_offer(two_workspace_stores, tmp_path):
+    make_store(tmp_path / "elsewhere")
+    for ref in (str(tmp_path / "elsewhere"), "workspace/../../elsewhere", "sample/nope"):
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.query_params["store"] = ref
+        at.run()
+        assert at.session_state["store_path"] != str(tmp_path / "elsewhere")
+        assert studio.store_from_ref(ref) is None
+
+
+@pytest.mark.parametrize("data, name, code", [
+    (b"[" * 300 + b"]" * 300, "deep.json", "LoadLimits"),
+    (b"who,said\nAna,hello\n", "chat.csv", "ColumnMap"),
+], ids=["too-deep", "missing-column"])
+def test_loader_errors_are_phrased_for_people_in_the_app(data, name, code):
+    from gravity_engine.errors import InputError
+    from gravity_engine.loaders import load_bytes
+
+    with pytest.raises(InputError) as err:
+        load_bytes(data, name)
+    assert code in str(err.value)  # the CLI keeps the detail
+    shown = studio.message_for_people(err.value)
+    assert code not in shown and name in shown
+
+
+def test_no_file_watcher_and_no_icon_from_the_internet():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["browser"]["gatherUsageStats"] is False
+    # Streamlit turns a ":material/...:" favicon into a fonts.gstatic.com URL; an emoji is drawn locally
+    # (the browser test checks every request the page makes).
+    assert 'page_icon=":material' not in (ROOT / "app.py").read_text()
