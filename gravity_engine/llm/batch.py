@@ -310,7 +310,9 @@ class BatchAPIRun:
             return fn(*args, **kwargs)
         except self._openai.OpenAIError as err:
             status = getattr(err, "status_code", None)
-            hint = (" (the endpoint has no batch API; build without --batch-api)" if status in (404, 405) else "")
+            # Servers without a batch API (vLLM, Ollama, llama.cpp) refuse the very first call, the upload.
+            hint = (" (does this endpoint offer a batch API? if not, build without --batch-api)"
+                    if status in (400, 404, 405) and what == "upload the requests" else "")
             raise LLMError(self._scrub(f"batch API: cannot {what} at {self.config.endpoint_label()}: "
                                        f"{type(err).__name__}: {err}{hint}")[:600]) from None
 
