@@ -39,6 +39,8 @@ navigation = st.navigation({
         st.Page("pages/graph.py", title="Entity graph", icon=":material/hub:"),
         st.Page("pages/timeline.py", title="Event timeline", icon=":material/timeline:"),
         st.Page("pages/topics.py", title="Topic arcs", icon=":material/stacked_line_chart:"),
+        st.Page("pages/review.py", title="Review", icon=":material/rule:"),
+        st.Page("pages/compare.py", title="Compare builds", icon=":material/compare_arrows:"),
     ],
     "Query & evaluate": [
         st.Page("pages/playground.py", title="Query playground", icon=":material/manage_search:"),
