@@ -79,6 +79,7 @@ class JobResult:
     peak_rss_mb: float | None = None  # the worker process's high-water mark when the job ended
     worker: str = ""  # host:pid of the process that ran it
     llm_calls: int = 0
+    torch_threads: int | None = None  # torch's intra-op threads in that worker
     error: str = ""
 
     @property
@@ -89,6 +90,7 @@ class JobResult:
         return {"conversation_id": self.conversation_id, "status": self.status, "out_dir": self.out_dir,
                 "counts": self.counts, "anchors": self.anchors, "seconds": round(self.seconds, 3),
                 "peak_rss_mb": self.peak_rss_mb, "worker": self.worker, "llm_calls": self.llm_calls,
+                "torch_threads": self.torch_threads,
                 "error": self.error}
 
 
@@ -193,6 +195,9 @@ def run_job(job: BuildJob) -> JobResult:
             row.status = "resumed" if report["batches"]["from_checkpoint"] else "built"
     row.seconds = time.perf_counter() - started
     row.peak_rss_mb = peak_rss_mb()
+    import torch
+
+    row.torch_threads = torch.get_num_threads()
     return row
 
 
