@@ -268,8 +268,9 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     desc = extractor.describe()
     anchors.built_with = BuildInfo(
         backend=extractor.name, extractor_version=str(desc.get("version", "")), llm_model=desc.get("llm_model"),
-        embedding_model=base_embedder.name, embedding_dim=base_embedder.dim, prompt_versions=desc.get("prompt_versions", {}), batch_size=batch_size,
-        modules=list(modules), fused=bool(desc.get("fused", False)), engine_version=__version__,
+        embedding_model=base_embedder.name, embedding_dim=base_embedder.dim,
+        prompt_versions=desc.get("prompt_versions", {}), batch_size=batch_size, modules=list(modules),
+        fused=bool(desc.get("fused", False)), engine_version=__version__,
         duration_s=round(time.perf_counter() - started, 3),
         sessions=[s.id for s in conversation.sessions if (s.id in covered or s.id in done_sessions)
                   and s.id not in failed_sessions],

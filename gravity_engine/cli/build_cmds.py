@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -19,6 +23,29 @@ def _load_one(input_path: Path, conversation: Optional[str]):
         ids = ", ".join(c.id for c in convs[:12]) + (" ..." if len(convs) > 12 else "")
         raise typer.BadParameter(f"{input_path} holds {len(convs)} conversations; pick one with --conversation ({ids})")
     return convs[0]
+
+
+@contextmanager
+def _ctrl_c_cancels() -> Iterator[threading.Event]:
+    """The first Ctrl-C cancels the build (the batches in flight finish and are checkpointed, nothing new
+    starts); a second one stops at once."""
+    cancel = threading.Event()
+    if threading.current_thread() is not threading.main_thread():  # signal handlers live in the main thread
+        yield cancel
+        return
+
+    def on_interrupt(signum, frame) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        typer.secho("\ncancelling: waiting for the batches in flight (Ctrl-C again to stop at once)",
+                    fg=typer.colors.YELLOW, err=True)
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield cancel
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @app.command()
@@ -40,7 +67,7 @@ def build(
     """Extract entity, event and topic anchors from a conversation and save them as a store."""
     from tqdm import tqdm
 
-    from ..build import BuildProgress, build_store, estimate_build
+    from ..build import BuildCancelled, BuildProgress, build_store, estimate_build
 
     conv = _load_one(input_path, conversation)
     for w in conv.warnings[:5]:
@@ -70,10 +97,14 @@ def build(
         bar.refresh()
 
     try:
-        store = build_store(conv, target, backend=backend, batch_size=batch_size, modules=modules.split(","),
-                            fused=fused, llm_config=llm_config, embedding_model=embedding_model,
-                            update=update is not None, progress=on_progress, verify=verify,
-                            drop_unsupported=drop_unsupported)
+        with _ctrl_c_cancels() as cancel:
+            store = build_store(conv, target, backend=backend, batch_size=batch_size, modules=modules.split(","),
+                                fused=fused, llm_config=llm_config, embedding_model=embedding_model,
+                                update=update is not None, progress=on_progress, cancel=cancel, verify=verify,
+                                drop_unsupported=drop_unsupported)
+    except BuildCancelled as err:
+        typer.secho(str(err), fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(code=130) from None
     finally:
         bar.close()
     rep = store.report
