@@ -1,4 +1,4 @@
-"""Event timeline: events on a real time axis, unresolved dates listed apart, sources on demand."""
+"""Event timeline: a lane per person on a real time axis, topic lanes, search, suspicious dates flagged."""
 
 from __future__ import annotations
 
@@ -6,59 +6,108 @@ import streamlit as st
 
 from gravity_engine import studio
 from gravity_engine.viz import timeline as tviz
-from pages._ui import load_store, quote_table, require_store
+from gravity_engine.viz import topics as topviz
+from pages._ui import load_store, md_escape, quote_table, require_store
 
 st.title("Event timeline")
 store = require_store()
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _events(path: str, mtime: float):
-    return tviz.events_frame(load_store(path, mtime).anchors)
+def _timeline(path: str, mtime: float):
+    s = load_store(path, mtime)
+    speakers = s.conversation.speakers if s.conversation else []
+    return (tviz.events_frame(s.anchors, speakers), tviz.supported_links(s.anchors, s.conversation),
+            topviz.topic_titles(s.anchors))
 
 
-events = _events(str(store.path), studio.store_mtime(store.path))
+events, links, titles = _timeline(str(store.path), studio.store_mtime(store.path))
 if events.empty:
     st.info("This store has no event records (the events module was off, or nothing was found).")
     st.stop()
 
 resolved = events[events["resolved"]]
 unresolved = events[~events["resolved"]]
-c1, c2, c3, c4 = st.columns(4)
+suspicious = events[events["suspicious"] != ""]
+n_linked = int(((events["causes"] != "") | (events["follows"] != "")).sum())
+c1, c2, c3, c4, c5 = st.columns(5)
 c1.metric("Events", len(events))
 c2.metric("On the time axis", len(resolved))
 c3.metric("Unresolved dates", len(unresolved))
-c4.metric("Linked (causes/follows)", int(((events["causes"] != "") | (events["follows"] != "")).sum()))
+c4.metric("Suspicious dates", len(suspicious), help="Far from the session they were said in, or in another year "
+                                                   "when nobody said a year. Flagged in red, never hidden.")
+c5.metric("Links with evidence", len(links), help=f"{n_linked} events carry cause/follow links; only the links "
+                                                   "whose cited utterances show them are drawn.")
 
+person_names = sorted({p for ps in events["people"] for p in ps.split(", ") if p})
+person_ids = {e.id for e in store.anchors.entities if (e.type or "").lower() == "person"}
+others = sorted((e for e in store.anchors.entities if e.id not in person_ids), key=lambda e: e.name.lower())
 with st.container(border=True):
-    f1, f2, f3 = st.columns([2, 3, 1.4])
-    color_by = f1.radio("Colour by", list(tviz.COLOR_FIELDS), horizontal=True, key="timeline_color_by")
-    whole = f3.toggle("Whole range", value=False, key="timeline_whole_range",
-                      help="Off: the sessions' own months. On: every resolved date, however far back.")
-    people = sorted({p.strip() for ps in events["participants"] for p in ps.split(",") if p.strip()})
-    chosen = f2.multiselect("Participants", people, default=[], key="timeline_participants",
-                            placeholder="all participants")
+    f1, f2, f3 = st.columns([3, 3, 3])
+    search = f1.text_input("Search events", key="timeline_search", placeholder="e.g. marathon, yesterday, Berlin")
+    chosen = f2.multiselect("People", person_names, default=[], key="timeline_participants",
+                            placeholder="every person")
+    entity_names = {e.id: e.name for e in others}
+    chosen_entities = f3.multiselect("Mentioning", list(entity_names), format_func=entity_names.get,
+                                     key="timeline_entities", placeholder="any place, organisation, thing…")
+    t1, t2, t3, t4 = st.columns(4)
+    whole = t1.toggle("Whole range", value=False, key="timeline_whole_range",
+                      help="Off: the sessions' own months, with earlier or later events on the edges. "
+                           "On: every resolved date at its place, however far back.")
+    topic_lanes = t2.toggle("Topic lanes", value=True, key="timeline_topic_lanes",
+                            help="One lane per topic: the sessions in which it was discussed.")
+    show_links = t3.toggle("Links with evidence", value=True, key="timeline_links")
 
 shown = events
 if chosen:
-    shown = events[events["participants"].apply(lambda s: any(p in s.split(", ") for p in chosen))]
+    shown = shown[shown["people"].apply(lambda s: any(p in s.split(", ") for p in chosen))]
+if chosen_entities:
+    by_id = {e.id: e for e in others}
+    names = [n for eid in chosen_entities for n in [by_id[eid].name, *by_id[eid].aliases]]
+    shown = shown[tviz.mentions_mask(shown, names)]
+match = tviz.search_mask(shown, search)
+searching = bool(search.strip())
 
-if shown["resolved"].any():
-    span = None if whole else tviz.conversation_span(events)
-    st.altair_chart(tviz.timeline_chart(shown, color_by=color_by, domain=span), width="stretch")
-    st.caption("Points mark the start of each event, bars its resolved range; dashed lines link causes and "
-               "follow-ups. Hover for the expression as said and the session date it was resolved against.")
+span = None if whole else tviz.conversation_span(events)
+marks = tviz.lanes_frame(shown, span, match)
+dense = len(marks) > 60
+labels = t4.toggle("Labels", value=not dense, key="timeline_labels",
+                   help="A short label beside each point (off by default when there are many: hover for the list).")
+if searching:
+    st.caption(f"{int(match.sum())} of {len(shown)} events match “{md_escape(search.strip())}”; the others are faded.")
+if not marks.empty:
+    topic_marks = tviz.topic_lanes_frame(store.anchors, titles, span) if topic_lanes else None
+    link_marks = tviz.links_marks(links, marks) if show_links else None
+    st.altair_chart(tviz.timeline_chart(marks, topic_marks, links=link_marks, domain=span, labels=labels,
+                                        searching=searching), width="stretch")
+    outside = int((marks["outside"] != "").sum())
+    st.caption("A lane per person (speakers and people named in the store); a point per day, bigger when several "
+               "events share it (hover for the list), bars for resolved ranges, triangles for 'on or before' and "
+               "'on or after'. Red rings: dates to check. Dashed lines: cause/follow links whose utterances show "
+               "them. Drag to pan, scroll to zoom."
+               + (f" {outside} points lie outside the range shown and sit on its edge; turn on 'Whole range' to "
+                  "place them." if outside else ""))
 else:
     st.warning("None of the selected events has a resolved date.")
 
 table_cols = ["id", "date_start", "date_end", "granularity", "when_text", "session_date", "participants", "what",
-              "topic", "causes", "follows"]
-tab_all, tab_unresolved = st.tabs([f"All events ({len(shown)})", f"Unresolved or ambiguous ({len(unresolved)})"])
+              "topic", "suspicious"]
+config = {"date_start": st.column_config.DateColumn("from"), "date_end": st.column_config.DateColumn("to"),
+          "when_text": "as said", "session_date": "resolved against", "suspicious": "check the date"}
+listed = shown[match] if searching else shown
+tab_all, tab_flag, tab_unresolved, tab_links = st.tabs([
+    f"{'Matching' if searching else 'All'} events ({len(listed)})", f"Suspicious dates ({len(suspicious)})",
+    f"Unresolved or ambiguous ({len(unresolved)})", f"Links with evidence ({len(links)})"])
 with tab_all:
-    st.dataframe(shown[table_cols], hide_index=True, width="stretch",
-                 column_config={"date_start": st.column_config.DateColumn("from"),
-                                "date_end": st.column_config.DateColumn("to"),
-                                "when_text": "as said", "session_date": "resolved against"})
+    st.dataframe(listed[table_cols], hide_index=True, width="stretch", column_config=config)
+with tab_flag:
+    if suspicious.empty:
+        st.success("No resolved date is far from its session or in an unexpected year.")
+    else:
+        st.caption("Dates far from the session they were said in, or in another year when nobody said a year: "
+                   "often a misread expression. They stay on the timeline with a red ring.")
+        st.dataframe(suspicious[["id", "date_start", "when_text", "session_date", "suspicious", "what"]],
+                     hide_index=True, width="stretch", column_config=config)
 with tab_unresolved:
     if unresolved.empty:
         st.success("Every event has a resolved date.")
@@ -67,15 +116,30 @@ with tab_unresolved:
                    "said, never guessed.")
         st.dataframe(unresolved[["id", "when_text", "session_id", "session_date", "participants", "what"]],
                      hide_index=True, width="stretch")
+with tab_links:
+    if links.empty:
+        st.caption(f"No cause/follow link has evidence in its utterances ({n_linked} events carry links).")
+    else:
+        st.dataframe(links, hide_index=True, width="stretch",
+                     column_config={"evidence": st.column_config.TextColumn("evidence", width="large")})
 
 st.subheader("Sources", anchor=False)
 by_id = {v.id: v for v in store.anchors.events}
-labels = {r.id: f"{r.date_start.date() if r.resolved else (r.when_text or 'undated')} · {r.what[:80]}"
-          for r in shown.itertuples()}
-event_id = st.selectbox("Event", list(labels), format_func=labels.get, key="timeline_selected_event")
+pool = listed if not listed.empty else shown
+labels_by_id = {r.id: f"{r.date_start.date() if r.resolved else (r.when_text or 'undated')} · {r.what[:80]}"
+                for r in pool.itertuples()}
+if searching and st.session_state.get("timeline_last_search") != search and labels_by_id:
+    st.session_state["timeline_selected_event"] = next(iter(labels_by_id))  # a new search opens its first match
+st.session_state["timeline_last_search"] = search
+if st.session_state.get("timeline_selected_event") not in labels_by_id:
+    st.session_state.pop("timeline_selected_event", None)
+event_id = st.selectbox("Event", list(labels_by_id), format_func=labels_by_id.get, key="timeline_selected_event")
 if event_id:
     ev = by_id[event_id]
     st.text(ev.compact_text())
+    row = events[events["id"] == event_id]
+    if not row.empty and row["suspicious"].iloc[0]:
+        st.warning("Check this date: " + md_escape(row["suspicious"].iloc[0]))
     quote_table(store, ev.source_ids, key="timeline_quotes")
     flagged = [c for c in ev.checks if not c.supported]
     if flagged:

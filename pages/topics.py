@@ -1,4 +1,4 @@
-"""Topic arcs: topics across sessions as a heat map, and each arc's states in order."""
+"""Topic arcs: topics across sessions as a clickable heat map, and each arc's states in order."""
 
 from __future__ import annotations
 
@@ -13,30 +13,47 @@ store = require_store()
 anchors = store.anchors
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_data(max_entries=8, show_spinner="Naming the topics…")
 def _arcs(path: str, mtime: float):
     s = load_store(path, mtime)
-    return topviz.arcs_frame(s.anchors, s.conversation), topviz.session_order(s.anchors, s.conversation)
+    titles = topviz.topic_titles(s.anchors)
+    return topviz.arcs_frame(s.anchors, s.conversation, titles), topviz.session_order(s.anchors, s.conversation), titles
 
 
 if not anchors.topics:
     st.info("This store has no topic arcs (the topics module was off, or nothing was found).")
     st.stop()
 
-arcs, sessions = _arcs(str(store.path), studio.store_mtime(store.path))
+arcs, sessions, titles = _arcs(str(store.path), studio.store_mtime(store.path))
 c1, c2, c3 = st.columns(3)
 c1.metric("Topics", len(anchors.topics))
 c2.metric("Sessions", len(sessions))
 c3.metric("Ongoing", sum(t.status == "ongoing" for t in anchors.topics))
 
-st.altair_chart(topviz.heatmap_chart(arcs, sessions), width="stretch")
-st.caption("Each cell is one session of a topic's arc; darker means more mentions. Hover for the session's state.")
-st.dataframe(topviz.topic_totals(anchors), hide_index=True, width="stretch")
+event = st.altair_chart(topviz.heatmap_chart(arcs, sessions, selected=st.session_state.get("topics_selected")),
+                        width="stretch", on_select="rerun", selection_mode="cell", key="topics_heatmap")
+cell = topviz.clicked_cell(event.selection)
+if cell and cell != st.session_state.get("topics_last_cell"):
+    st.session_state["topics_last_cell"] = cell
+    st.session_state["topics_selected"], st.session_state["topics_focus_session"] = cell
+    st.rerun()  # open the clicked topic's arc at that session
+st.caption("Each cell is one session of a topic's arc; darker means more mentions. Click a cell to open that "
+           "topic's arc at that session; hover for the session's state. Titles are drawn from each topic's own "
+           "key facts (the built label and keywords are in the table).")
+totals = topviz.topic_totals(anchors, titles)
+totals.insert(1, "built label", [t.label for t in anchors.topics])
+st.dataframe(totals, hide_index=True, width="stretch")
 
 st.subheader("Arc", anchor=False)
-labels = {t.id: f"{t.label} ({len(t.sessions)} sessions, {t.status})" for t in anchors.topics}
-topic_id = st.selectbox("Topic", list(labels), format_func=labels.get, key="topics_selected")
+labels = {t.id: f"{titles.get(t.id, t.label)} ({len(t.sessions)} sessions, {t.status})" for t in anchors.topics}
+if st.session_state.get("topics_selected") not in labels:
+    st.session_state.pop("topics_selected", None)
+topic_id = st.selectbox("Topic", list(labels), format_func=labels.get, key="topics_selected",
+                        on_change=lambda: st.session_state.pop("topics_focus_session", None))
 topic = next(t for t in anchors.topics if t.id == topic_id)
+focus = st.session_state.get("topics_focus_session")
+st.markdown(f"#### {md_escape(titles.get(topic.id, topic.label))}")
+st.altair_chart(topviz.arc_chart(topic, sessions, focus), width="stretch")
 if topic.summary:
     st.text(topic.summary)
 left, right = st.columns(2)
@@ -51,9 +68,11 @@ with right:
     st.markdown("**Participants and keywords**")
     st.text("Participants: " + (", ".join(topic.participants) or "–"))
     st.text("Keywords: " + (", ".join(topic.keywords) or "–"))
+    st.text("Built label: " + topic.label)
 
 st.markdown("**Session by session**")
 for step in topic.sessions:
-    with st.expander(md_escape(f"{step.session_id} · {step.date or 'date unknown'} · {step.mentions} mentions")):
+    with st.expander(md_escape(f"{step.session_id} · {(step.date or 'date unknown')[:10]} · {step.mentions} mentions"),
+                     expanded=step.session_id == focus):
         st.text(step.state or "(no state summary)")
         quote_table(store, step.source_ids[:50], key=f"topics_quotes_{step.session_id}")

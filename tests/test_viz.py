@@ -9,7 +9,8 @@ import zipfile
 import networkx as nx
 import pytest
 
-from gravity_engine.anchors import AnchorSet, Entity, Relation
+from gravity_engine.anchors import AnchorSet, Entity, Event, Relation
+from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.errors import InputError
 from gravity_engine.store import AnchorStore
 from gravity_engine.viz import export, graph, timeline, topics
@@ -109,19 +110,116 @@ def test_resolve_entity_by_id_name_or_alias():
     assert graph.resolve_entity(anchors, "nobody") is None
 
 
-def test_timeline_frame_and_chart():
-    frame = timeline.events_frame(demo_anchors())
+def test_timeline_frame_people_lanes_and_chart():
+    frame = timeline.events_frame(demo_anchors(), speakers=["Priya", "Marco"])
     assert frame["resolved"].sum() == 3 and not frame.loc[frame["id"] == "evt_4", "resolved"].item()
-    spec = timeline.timeline_chart(frame).to_dict()
+    # evt_3's participants are Priya and St. Mary Hospital: only the person is a lane.
+    assert frame.set_index("id").loc["evt_3", "people"] == "Priya"
+    marks = timeline.lanes_frame(frame)
+    assert set(marks["lane"]) == {"Priya"} and "St. Mary Hospital" not in set(marks["lane"])
+    spec = timeline.timeline_chart(marks).to_dict()
     assert any(layer["encoding"]["x"]["type"] == "temporal" for layer in spec["layer"])
-    assert len(timeline.links_frame(frame)) == 2  # evt_1 causes evt_2, evt_2 follows evt_1
 
 
-def test_topic_arcs_heatmap():
+def test_each_person_has_a_distinct_colour():
+    colours = timeline.person_colors(["Caroline", "Melanie", "Dr. Chen", timeline.NO_PERSON])
+    assert len(set(colours.values())) == 4 and colours["Caroline"] != colours["Melanie"]
+
+
+def _dated(*events: Event) -> AnchorSet:
+    return AnchorSet(conversation_id="d", entities=[Entity(id="p", name="Ann", type="person")], events=list(events))
+
+
+def test_suspicious_dates_are_flagged_and_pinned_to_the_range_edge():
+    said = "2023-05-08T10:00:00"
+    anchors = _dated(
+        Event(id="ok", what="ran a race", participants=["Ann"], when_text="yesterday", date_start="2023-05-07",
+              date_end="2023-05-07", granularity="day", session_date=said),
+        Event(id="far", what="moved house", participants=["Ann"], when_text="a while ago", date_start="2019-03-01",
+              date_end="2019-03-01", granularity="day", session_date=said),
+        Event(id="year", what="went to Rome", participants=["Ann"], when_text="in September", date_start="2022-09-10",
+              date_end="2022-09-10", granularity="day", session_date=said),
+        Event(id="said", what="started school", participants=["Ann"], when_text="in 2019", date_start="2019-09-01",
+              date_end="2019-09-01", granularity="day", session_date=said),
+        Event(id="last", what="hiked", participants=["Ann"], when_text="last summer", date_start="2022-06-01",
+              date_end="2022-08-31", granularity="season", session_date=said))
+    frame = timeline.events_frame(anchors).set_index("id")
+    assert "years before" in frame.loc["far", "suspicious"]
+    assert "no year was said" in frame.loc["year", "suspicious"]
+    assert frame.loc["ok", "suspicious"] == frame.loc["said", "suspicious"] == frame.loc["last", "suspicious"] == ""
+    frame = frame.reset_index()
+    span = timeline.conversation_span(frame)
+    marks = timeline.lanes_frame(frame, span)
+    assert len(marks) == 5, "nothing is hidden outside the default range"
+    pinned = marks[marks["outside"] != ""]
+    assert set(pinned["date"]) == {"2019-03-01", "2019-09-01", "2022-09-10", "2022-06-01"}
+    assert (pinned["x"] == span[0]).all() and "2019-03-01" in " ".join(pinned["outside"])
+    assert set(marks.loc[marks["flag"] != "", "date"]) == {"2019-03-01", "2022-09-10"}
+
+
+def test_links_are_kept_only_with_evidence_in_the_utterances():
+    conv = Conversation(id="c", speakers=["Ann"], sessions=[Session(id="s1", index=0, utterances=[
+        Utterance(id="u1", speaker="Ann", text="My flight was cancelled, so I missed the wedding.", session_id="s1"),
+        Utterance(id="u2", speaker="Ann", text="The weather is nice.", session_id="s1"),
+        Utterance(id="u3", speaker="Ann", text="I bought a bike.", session_id="s1")])])
+    anchors = _dated(
+        Event(id="a", what="flight was cancelled", participants=["Ann"], source_ids=["u1"], causes=["b"]),
+        Event(id="b", what="missed the wedding", participants=["Ann"], source_ids=["u1"], follows=["a"]),
+        Event(id="c", what="bought a bike", participants=["Ann"], source_ids=["u3"], follows=["b"]))
+    links = timeline.supported_links(anchors, conv)
+    assert set(zip(links["kind"], links["from"], links["to"])) == {("causes", "a", "b"), ("follows", "b", "a")}
+    assert (links["evidence_ids"] == "u1").all() and "so I missed" in links["evidence"].iloc[0]
+    assert timeline.supported_links(anchors, None).empty
+
+
+def test_timeline_search_and_entity_filter():
+    frame = timeline.events_frame(demo_anchors())
+    assert list(frame[timeline.search_mask(frame, "Drug INTERACTIONS")]["id"]) == ["evt_2"]
+    assert timeline.search_mask(frame, "  ").all()
+    assert list(frame[timeline.mentions_mask(frame, ["St. Mary Hospital"])]["id"]) == ["evt_3"]
+    marks = timeline.lanes_frame(frame, match=timeline.search_mask(frame, "x-ray"))
+    assert marks.set_index("ids").loc["evt_3", "match"] and not marks.set_index("ids").loc["evt_1", "match"]
+    spec = timeline.timeline_chart(marks, searching=True).to_dict()
+    assert "datum.match" in str(spec)
+
+
+def test_topic_lanes_under_people():
+    anchors = demo_anchors()
+    frame = timeline.events_frame(anchors)
+    topic_marks = timeline.topic_lanes_frame(anchors, {"top_1": "Knowledge graph"})
+    assert "Topic: Knowledge graph" in set(topic_marks["lane"])
+    spec = timeline.timeline_chart(timeline.lanes_frame(frame), topic_marks).to_dict()
+    order = next(layer["encoding"]["y"]["sort"] for layer in spec["layer"] if "y" in layer.get("encoding", {}))
+    assert order[0] == "Priya" and order[-1].startswith("Topic: ")
+
+
+def test_topic_arcs_heatmap_is_clickable():
     arcs = topics.arcs_frame(demo_anchors())
     assert list(arcs[arcs["topic_id"] == "top_1"]["session_id"]) == ["session_1", "session_2", "session_3"]
-    spec = topics.heatmap_chart(arcs, ["session_1", "session_2", "session_3"]).to_dict()
+    spec = topics.heatmap_chart(arcs, ["session_1", "session_2", "session_3"], selected="top_1").to_dict()
     assert spec["mark"]["type"] == "rect"
+    assert spec["params"][0]["name"] == "cell" and spec["params"][0]["select"]["fields"] == ["topic_id", "session_id"]
+    assert topics.clicked_cell({"cell": [{"topic_id": "top_2", "session_id": "session_3"}]}) == ("top_2", "session_3")
+    assert topics.clicked_cell({"cell": {}}) is None
+
+
+def test_arc_chart_shows_every_session_with_zeros_between():
+    topic = demo_anchors().topics[1]  # discussed in session_3 only
+    spec = topics.arc_chart(topic, ["session_1", "session_2", "session_3"], focus_session="session_3").to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    assert [r["mentions"] for r in rows] == [0, 0, 1]
+
+
+def test_topic_titles_are_phrases_not_keyword_lists():
+    def p(*words):  # one noun phrase as (surface, lemma) tokens
+        return [(w + " ", w.lower()) for w in words]
+
+    texts = [[p("emergency", "vet"), p("Biscuit")], [p("vet")], [p("trash")], [p("emergency", "vet"), p("sock")]]
+    assert topics.title_from_phrases(texts, ["vet", "vomiting", "trash"]) == "Emergency vet"
+    assert topics.title_from_phrases([[p("x")]], []) == ""  # too weak: the caller keeps the built label
+    titles = topics.topic_titles(demo_anchors())
+    assert set(titles) == {"top_1", "top_2"} and all(t and ", " not in t for t in titles.values())
+    assert "graph" in titles["top_1"].lower()
 
 
 def test_exports_round_trip(tmp_path):
@@ -168,7 +266,7 @@ def test_timeline_opens_on_the_conversations_own_months():
     frame = timeline.events_frame(demo_anchors())
     span = timeline.conversation_span(frame, margin_days=10)
     assert span is not None and span[0] < span[1]
-    spec = timeline.timeline_chart(frame, domain=span).to_dict()
+    spec = timeline.timeline_chart(timeline.lanes_frame(frame, span), domain=span).to_dict()
     x = next(layer["encoding"]["x"] for layer in spec["layer"] if "scale" in layer.get("encoding", {}).get("x", {}))
     assert x["scale"]["domain"] == [span[0].isoformat(), span[1].isoformat()]
-    assert "scale" not in str(timeline.timeline_chart(frame).to_dict()["layer"][-1]["encoding"]["x"])
+    assert "domain" not in str(timeline.timeline_chart(timeline.lanes_frame(frame)).to_dict()["layer"][-1]["encoding"]["x"])

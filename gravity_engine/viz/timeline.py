@@ -1,95 +1,305 @@
-"""The event timeline: a table of events and an altair chart on a real time axis.
+"""The event timeline: one lane per person, topic lanes under them, on a real time axis.
 
 Events without a resolved date cannot sit on a time axis; ``events_frame`` keeps them with
-``resolved=False`` so the page lists them apart instead of guessing a position.
+``resolved=False`` so the page lists them apart instead of guessing a position. A date far from the
+session it was said in, or in another year when nobody said a year, is flagged (``suspicious``) and
+still drawn: outside the default range it sits on the range's edge with its real date on hover.
+Cause and follow-up links are drawn only when the cited utterances show the link (:func:`supported_links`).
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable
 
 import altair as alt
 import pandas as pd
 
 from ..anchors import AnchorSet
+from ..conversation import Conversation
+from . import MODULE_COLORS
 
-COLOR_FIELDS = {"participant": "participant", "topic": "topic", "session": "session_id"}
+# Distinct, colour-blind friendly hues for people (Tableau 10 without its grey).
+PERSON_COLORS = ["#4E79A7", "#F28E2B", "#59A14F", "#E15759", "#B07AA1", "#76B7B2", "#EDC948", "#9C755F",
+                 "#FF9DA7"]
+NO_PERSON = "(no person named)"
+FLAG_COLOR = "#D62728"
+_YEAR_SAID = re.compile(r"\b(1[89]|20)\d{2}\b|\b'\d{2}\b|\byears?\b", re.IGNORECASE)
+# Words by which a speaker ties one happening to another; a link needs one in its evidence.
+_LINK_CUE = re.compile(r"\b(because|therefore|as a result|that'?s why|which is why|led to|leads? to|afterwards|"
+                       r"after (?:that|this|which)|due to|thanks to|ended up|caused|made me|now that|and then)\b"
+                       r"|,\s*so\b|\bso (?:i|we|he|she|they|now)\b", re.IGNORECASE)
+# "last summer", "a while back": the speaker placed it relative to now, so another year is expected.
+_RELATIVE = re.compile(r"\b(last|next|ago|back|previous|past|coming|earlier|later)\b", re.IGNORECASE)
+_KIND = {"before": "on or before", "after": "on or after"}
 
 
-def events_frame(anchors: AnchorSet) -> pd.DataFrame:
-    """One row per event: what, who, the raw expression, the resolved range and the date it was resolved against."""
+def people(anchors: AnchorSet, speakers: Iterable[str] = ()) -> dict[str, str]:
+    """Every way a person is named (lower case) -> the lane's name: the speakers and the person entities."""
+    lanes: dict[str, str] = {}
+    for s in speakers:
+        lanes.setdefault(s.lower(), s)
+    for e in anchors.entities:
+        if (e.type or "").lower() == "person":
+            name = lanes.get(e.name.lower(), e.name)
+            for n in [e.name, *e.aliases]:
+                lanes.setdefault(n.lower(), name)
+    return lanes
+
+
+def _suspicious(start: pd.Timestamp, said: pd.Timestamp, when_text: str) -> str:
+    """Why a resolved date deserves a second look, or ''."""
+    if pd.isna(start) or pd.isna(said):
+        return ""
+    if _YEAR_SAID.search(when_text or ""):
+        return ""  # a year (or "years") was said: the distance is what the speaker meant
+    gap = (start - said.normalize()).days
+    if abs(gap) > 365:
+        return f"{abs(gap) / 365.25:.1f} years {'before' if gap < 0 else 'after'} the session it was said in"
+    if start.year != said.year and abs(gap) > 90 and not _RELATIVE.search(when_text or ""):
+        return f"in {start.year} though said in {said.year}, and no year was said"
+    return ""
+
+
+def events_frame(anchors: AnchorSet, speakers: Iterable[str] = ()) -> pd.DataFrame:
+    """One row per event: what, who (``people``: the lanes it is drawn in), the expression as said, the resolved
+    range, the date it was resolved against, and why the date looks wrong (``suspicious``)."""
     topics = {t.id: t.label for t in anchors.topics}
+    lanes = people(anchors, speakers)
     rows = []
     for v in anchors.events:
         start = pd.to_datetime(v.date_start, errors="coerce", utc=True) if v.date_start else pd.NaT
         end = pd.to_datetime(v.date_end, errors="coerce", utc=True) if v.date_end else pd.NaT
         if pd.isna(end):
             end = start
+        said = pd.to_datetime(v.session_date, errors="coerce", utc=True) if v.session_date else pd.NaT
+        who = list(dict.fromkeys(lanes[p.lower()] for p in v.participants if p.lower() in lanes))
+        resolved = not pd.isna(start) and v.granularity != "unknown"
         rows.append({
-            "id": v.id, "what": v.what, "participants": ", ".join(v.participants),
-            "participant": v.participants[0] if v.participants else "(nobody named)",
+            "id": v.id, "what": v.what, "participants": ", ".join(v.participants), "people": ", ".join(who),
+            "participant": who[0] if who else (v.participants[0] if v.participants else NO_PERSON),
             "when_text": v.when_text, "date_start": start, "date_end": end, "granularity": v.granularity,
             "session_id": v.session_id, "session_date": v.session_date or "",
-            "topic": topics.get(v.topic_id or "", "(no topic)"), "where": v.where,
-            "causes": ", ".join(v.causes), "follows": ", ".join(v.follows),
-            "sources": ", ".join(v.source_ids),
-            "resolved": not pd.isna(start) and v.granularity != "unknown",
+            "topic_id": v.topic_id or "", "topic": topics.get(v.topic_id or "", "(no topic)"), "where": v.where,
+            "causes": ", ".join(v.causes), "follows": ", ".join(v.follows), "sources": ", ".join(v.source_ids),
+            "resolved": resolved, "suspicious": _suspicious(start, said, v.when_text) if resolved else "",
         })
-    cols = ["id", "what", "participants", "participant", "when_text", "date_start", "date_end", "granularity",
-            "session_id", "session_date", "topic", "where", "causes", "follows", "sources", "resolved"]
+    cols = ["id", "what", "participants", "people", "participant", "when_text", "date_start", "date_end",
+            "granularity", "session_id", "session_date", "topic_id", "topic", "where", "causes", "follows", "sources",
+            "resolved", "suspicious"]
     frame = pd.DataFrame(rows, columns=cols)
     frame["resolved"] = frame["resolved"].astype(bool)
     return frame.sort_values(["date_start", "id"], na_position="last").reset_index(drop=True)
 
 
-def links_frame(events: pd.DataFrame) -> pd.DataFrame:
-    """Causal and 'follows' links between two dated events, as segments from one event to the other."""
-    dated = events[events["resolved"]].set_index("id")
+def search_mask(events: pd.DataFrame, query: str) -> pd.Series:
+    """Events whose text, people, expression as said, place or topic hold ``query`` (case-insensitive)."""
+    q = query.strip().lower()
+    if not q:
+        return pd.Series(True, index=events.index)
+    text = (events["what"] + " " + events["participants"] + " " + events["when_text"] + " " + events["where"] + " "
+            + events["topic"]).str.lower()
+    return text.str.contains(q, regex=False)
+
+
+def mentions_mask(events: pd.DataFrame, names: Iterable[str]) -> pd.Series:
+    """Events that name any of ``names`` (an entity and its aliases) as participant, place or in their text."""
+    names = [n.lower() for n in names if n.strip()]
+    if not names:
+        return pd.Series(True, index=events.index)
+    text = (events["participants"] + " | " + events["where"] + " | " + events["what"]).str.lower()
+    pattern = "|".join(r"\b" + re.escape(n) + r"\b" for n in names)
+    return text.str.contains(pattern, regex=True)
+
+
+def supported_links(anchors: AnchorSet, conversation: Conversation | None) -> pd.DataFrame:
+    """Cause and follow-up links whose evidence shows them: the two events cite the same utterance or two
+    neighbouring utterances of one session, and that text ties them ("because", "so", "after", "then" ...).
+    Links without such evidence are left out: most are only the order in which things were said."""
+    cols = ["kind", "from", "to", "evidence_ids", "evidence"]
+    if conversation is None:
+        return pd.DataFrame([], columns=cols)
+    place = {u.id: (s.id, i) for s in conversation.sessions for i, u in enumerate(s.utterances)}
+    text = {u.id: u.text for s in conversation.sessions for u in s.utterances}
+    by_id = {v.id: v for v in anchors.events}
     rows = []
-    for eid, row in dated.iterrows():
-        for kind, col in (("causes", "causes"), ("follows", "follows")):
-            for other in filter(None, (x.strip() for x in row[col].split(","))):
-                if other in dated.index:
-                    o = dated.loc[other]
-                    rows.append({"kind": kind, "x": row["date_start"], "x2": o["date_start"],
-                                 "y": row["participant"], "y2": o["participant"], "from": eid, "to": other})
-    return pd.DataFrame(rows, columns=["kind", "x", "x2", "y", "y2", "from", "to"])
+    for v in anchors.events:
+        for kind, others in (("causes", v.causes), ("follows", v.follows)):
+            for other_id in others:
+                other = by_id.get(other_id)
+                if other is None:
+                    continue
+                ids = _evidence(v.source_ids, other.source_ids, place)
+                quote = " … ".join(text[i] for i in ids)
+                if ids and _LINK_CUE.search(quote):
+                    rows.append({"kind": kind, "from": v.id, "to": other_id, "evidence_ids": ", ".join(ids),
+                                 "evidence": quote})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _evidence(a: list[str], b: list[str], place: dict[str, tuple[str, int]]) -> list[str]:
+    shared = [s for s in a if s in b and s in place]
+    if shared:
+        return shared[:1]
+    for x in a:
+        for y in b:
+            if x in place and y in place and place[x][0] == place[y][0] and abs(place[x][1] - place[y][1]) == 1:
+                return sorted([x, y], key=lambda i: place[i][1])
+    return []
 
 
 def conversation_span(events: pd.DataFrame, margin_days: int = 45) -> tuple[pd.Timestamp, pd.Timestamp] | None:
     """The sessions' own time range plus a margin: the default view, so that one "back in 2019" event
     does not squeeze months of conversation into a few pixels."""
-    times = pd.to_datetime(events["session_date"], errors="coerce").dropna()
+    times = pd.to_datetime(events["session_date"], errors="coerce", utc=True).dropna()
     if times.empty:
         return None
     margin = pd.Timedelta(days=margin_days)
     return times.min().tz_localize(None).normalize() - margin, times.max().tz_localize(None).normalize() + margin
 
 
-def timeline_chart(events: pd.DataFrame, color_by: str = "participant", height: int = 360,
-                   domain: tuple[pd.Timestamp, pd.Timestamp] | None = None) -> alt.Chart:
-    """Resolved events on a time axis: a bar for each date range, a point for single days, one lane per participant.
-    ``domain`` fixes the visible range (marks outside it are clipped; the chart still pans and zooms)."""
-    field = COLOR_FIELDS.get(color_by, "participant")
+def lanes_frame(events: pd.DataFrame, domain: tuple[pd.Timestamp, pd.Timestamp] | None = None,
+                match: pd.Series | None = None) -> pd.DataFrame:
+    """The marks of the person lanes: one row per (lane, day, kind) with how many events and a hover list.
+    An event of two people is in both lanes. Outside ``domain`` a row sits on the domain's edge."""
     data = events[events["resolved"]].copy()
-    data["date_start"] = data["date_start"].dt.tz_localize(None)
-    data["date_end"] = data["date_end"].dt.tz_localize(None)
-    tooltip = [alt.Tooltip("what:N", title="event"), alt.Tooltip("participants:N"),
-               alt.Tooltip("when_text:N", title="as said"), alt.Tooltip("date_start:T", title="from"),
-               alt.Tooltip("date_end:T", title="to"), alt.Tooltip("session_date:N", title="resolved against"),
-               alt.Tooltip("id:N")]
+    data["match"] = True if match is None else match.reindex(data.index).fillna(False).astype(bool)
+    data["lane"] = data["people"].apply(lambda p: p.split(", ") if p else [NO_PERSON])
+    data = data.explode("lane")
+    day = data["date_end"].where(data["granularity"] == "before", data["date_start"]).dt.tz_localize(None)
+    data["day"] = day.dt.normalize()
+    data["kind"] = data["granularity"].map(_KIND).fillna("on")
+    data["end"] = data["date_end"].dt.tz_localize(None)
+    rows = []
+    for (lane, d, kind), grp in data.groupby(["lane", "day", "kind"], sort=False):
+        x, outside = _place(d, domain)
+        items = [f"{w[:90]}" + (f' ("{t}")' if t else "") for w, t in zip(grp["what"], grp["when_text"])]
+        flags = [s for s in grp["suspicious"] if s]
+        span = grp["granularity"].isin(["week", "month", "season", "year", "range"])
+        rows.append({
+            "lane": lane, "x": x, "date": d.date().isoformat(), "kind": kind, "n": len(grp),
+            "events": "  •  ".join(items[:5]) + (f"  •  … and {len(items) - 5} more" if len(items) > 5 else ""),
+            "label": _short(grp["what"].iloc[0]) + (f" +{len(grp) - 1}" if len(grp) > 1 else ""),
+            "ids": ", ".join(grp["id"]), "match": bool(grp["match"].any()),
+            "flag": flags[0] if flags else "", "outside": outside,
+            "x_end": _place(grp.loc[span, "end"].max(), domain)[0] if span.any() else pd.NaT,
+        })
+    return pd.DataFrame(rows, columns=["lane", "x", "date", "kind", "n", "events", "label", "ids", "match", "flag",
+                                       "outside", "x_end"])
+
+
+def _place(day: pd.Timestamp, domain: tuple[pd.Timestamp, pd.Timestamp] | None) -> tuple[pd.Timestamp, str]:
+    if domain is None or pd.isna(day):
+        return day, ""
+    if day < domain[0]:
+        return domain[0], f"{day.date().isoformat()} (before the range shown)"
+    if day > domain[1]:
+        return domain[1], f"{day.date().isoformat()} (after the range shown)"
+    return day, ""
+
+
+def _short(text: str, limit: int = 30) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def topic_lanes_frame(anchors: AnchorSet, titles: dict[str, str] | None = None,
+                      domain: tuple[pd.Timestamp, pd.Timestamp] | None = None) -> pd.DataFrame:
+    """The marks of the topic lanes: one row per session in which a topic was discussed."""
+    titles = titles or {}
+    rows = []
+    for t in anchors.topics:
+        for step in t.sessions:
+            when = pd.to_datetime(step.date, errors="coerce", utc=True) if step.date else pd.NaT
+            if pd.isna(when):
+                continue
+            x, outside = _place(when.tz_localize(None).normalize(), domain)
+            rows.append({"lane": "Topic: " + titles.get(t.id, t.label), "x": x, "date": when.date().isoformat(),
+                         "mentions": max(step.mentions, len(step.source_ids)), "state": step.state[:200],
+                         "session_id": step.session_id, "outside": outside})
+    return pd.DataFrame(rows, columns=["lane", "x", "date", "mentions", "state", "session_id", "outside"])
+
+
+def person_colors(lanes: list[str]) -> dict[str, str]:
+    """A distinct colour per person lane, in lane order (the grey of 'no person' last)."""
+    out = {}
+    for lane in lanes:
+        out[lane] = "#9AA5B1" if lane == NO_PERSON else PERSON_COLORS[len(out) % len(PERSON_COLORS)]
+    return out
+
+
+def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None, *,
+                   links: pd.DataFrame | None = None, domain: tuple[pd.Timestamp, pd.Timestamp] | None = None,
+                   labels: bool = True, searching: bool = False, lane_height: int = 46) -> alt.LayerChart:
+    """Person lanes (one colour each), then topic lanes; a point per day (size: how many events; hover: the
+    list), a bar for ranges, triangles for 'on or before/after', a red ring on suspicious dates, a dashed
+    line for each link with evidence. Drag to pan, scroll to zoom the time axis."""
+    person_lanes = list(marks.groupby("lane")["n"].sum().sort_values(ascending=False).index)
+    if NO_PERSON in person_lanes:
+        person_lanes.remove(NO_PERSON)
+        person_lanes.append(NO_PERSON)
+    topic_lanes = list(dict.fromkeys(topic_marks["lane"])) if topic_marks is not None else []
+    lanes = person_lanes + topic_lanes
+    colors = person_colors(person_lanes)
     scale = alt.Scale(domain=[domain[0].isoformat(), domain[1].isoformat()]) if domain else alt.Undefined
-    base = alt.Chart(data).encode(
-        x=alt.X("date_start:T", title="date", scale=scale),
-        y=alt.Y("participant:N", title=None),
-        color=alt.Color(f"{field}:N", title=color_by, legend=alt.Legend(orient="bottom", columns=4)),
-        tooltip=tooltip,
-    )
-    bars = base.mark_bar(height=10, opacity=0.55, cornerRadius=3, clip=True).encode(x2="date_end:T")
-    points = base.mark_circle(size=110, opacity=0.9, clip=True)
-    layers = [bars, points]
-    links = links_frame(events)
-    if not links.empty:
-        links["x"] = links["x"].dt.tz_localize(None)
-        links["x2"] = links["x2"].dt.tz_localize(None)
-        layers.insert(0, alt.Chart(links).mark_rule(strokeDash=[4, 3], color="#7b8794", clip=True).encode(
-            x="x:T", x2="x2:T", y="y:N", y2="y2:N", tooltip=["kind:N", "from:N", "to:N"]))
-    return alt.layer(*layers).properties(height=height).interactive(bind_y=False)
+    x = alt.X("x:T", title=None, scale=scale, axis=alt.Axis(format="%b %Y", labelFontSize=12, grid=True,
+                                                              gridColor="#eef0f3", labelOverlap=True,
+                                                              tickCount={"interval": "month", "step": 1}))
+    y = alt.Y("lane:N", sort=lanes, title=None, axis=alt.Axis(labelFontSize=13, labelLimit=240))
+    zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
+    color = alt.Color("lane:N", title="person", scale=alt.Scale(domain=person_lanes,
+                                                                range=[colors[p] for p in person_lanes]),
+                      legend=None)
+    opacity = alt.condition("datum.match", alt.value(0.9), alt.value(0.15)) if searching else alt.value(0.85)
+    tooltip = [alt.Tooltip("lane:N", title="person"), alt.Tooltip("date:N"), alt.Tooltip("kind:N", title="date is"),
+               alt.Tooltip("n:Q", title="events"), alt.Tooltip("events:N", title="what"),
+               alt.Tooltip("flag:N", title="check the date"), alt.Tooltip("outside:N", title="actual date"),
+               alt.Tooltip("ids:N", title="ids")]
+    base = alt.Chart(marks)
+    layers = []
+    if links is not None and not links.empty:
+        layers.append(alt.Chart(links).mark_rule(strokeDash=[4, 3], color="#52606d", strokeWidth=1.5).encode(
+            x=x, x2="x2:T", y=y, y2="lane2:N",
+            tooltip=[alt.Tooltip("kind:N", title="link"), alt.Tooltip("evidence:N"),
+                     alt.Tooltip("evidence_ids:N", title="utterances")]))
+    spans = marks.dropna(subset=["x_end"])
+    if not spans.empty:
+        layers.append(alt.Chart(spans).mark_bar(height=8, cornerRadius=3, opacity=0.35).encode(
+            x=x, x2="x_end:T", y=y, color=color, tooltip=tooltip))
+    # A red ring flags a date to check; a dark ring a point pinned to the edge of the range shown.
+    ring = {"condition": [{"test": "datum.flag != ''", "value": FLAG_COLOR},
+                          {"test": "datum.outside != ''", "value": "#1f2933"}], "value": "white"}
+    ring_width = {"condition": [{"test": "datum.flag != ''", "value": 3}, {"test": "datum.outside != ''", "value": 2}],
+                  "value": 0}
+    layers.append(base.mark_point(filled=True).encode(
+        x=x, y=y, color=color, opacity=opacity, stroke=ring, strokeWidth=ring_width,
+        size=alt.Size("n:Q", scale=alt.Scale(range=[90, 600]), legend=None),
+        shape=alt.Shape("kind:N", title="date is",
+                        scale=alt.Scale(domain=["on", "on or before", "on or after"],
+                                        range=["circle", "triangle-left", "triangle-right"]),
+                        legend=alt.Legend(orient="top", symbolFillColor="#7b8794", symbolStrokeWidth=0)),
+        tooltip=tooltip).add_params(zoom))
+    if labels:
+        layers.append(base.mark_text(align="left", dx=12, fontSize=12, color="#323f4b").encode(
+            x=x, y=y, text="label:N", opacity=opacity))
+    if topic_marks is not None and not topic_marks.empty:
+        layers.append(alt.Chart(topic_marks).mark_square(color=MODULE_COLORS["topics"], opacity=0.75).encode(
+            x=x, y=y, size=alt.Size("mentions:Q", scale=alt.Scale(range=[40, 260]), legend=None),
+            tooltip=[alt.Tooltip("lane:N", title="topic"), alt.Tooltip("date:N"), alt.Tooltip("session_id:N"),
+                     alt.Tooltip("mentions:Q"), alt.Tooltip("state:N", title="in this session"),
+                     alt.Tooltip("outside:N", title="actual date")]))
+    return alt.layer(*layers).properties(height=max(160, lane_height * len(lanes)))
+
+
+def links_marks(links: pd.DataFrame, marks: pd.DataFrame) -> pd.DataFrame:
+    """Segments for :func:`timeline_chart`: each supported link from one event's mark to the other's."""
+    at: dict[str, tuple] = {}
+    for row in marks.itertuples():
+        for eid in row.ids.split(", "):
+            at.setdefault(eid, (row.x, row.lane))
+    rows = []
+    for link in links.itertuples():
+        if link[2] in at and link[3] in at:  # "from", "to"
+            (x, lane), (x2, lane2) = at[link[2]], at[link[3]]
+            rows.append({"kind": link.kind, "x": x, "x2": x2, "lane": lane, "lane2": lane2,
+                         "evidence": _short(link.evidence, 160), "evidence_ids": link.evidence_ids})
+    return pd.DataFrame(rows, columns=["kind", "x", "x2", "lane", "lane2", "evidence", "evidence_ids"])

@@ -1,0 +1,158 @@
+"""AppTest for the explore pages' controls: graph, timeline, topics (small stores, FakeEmbedder)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from gravity_engine.anchors import Entity, Event
+from gravity_engine.store import AnchorStore, embed_anchors
+from gravity_engine.testing import FakeEmbedder
+from studio_stores import demo_anchors, demo_conversation
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_streamlit():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def store_dir(tmp_path):
+    """The demo store plus an entity without relations (Oslo, cited twice with Marco) and an event dated in
+    the wrong year."""
+    anchors = demo_anchors()
+    anchors.entities.append(Entity(id="ent_6", name="Oslo", type="place", source_ids=["D1:2", "D2:2"], mentions=2))
+    anchors.events.append(Event(id="evt_5", what="went to Oslo", participants=["Marco"], when_text="in September",
+                                date_start="2022-09-10", date_end="2022-09-10", granularity="day",
+                                session_id="session_1", session_date="2023-05-08T10:00:00", source_ids=["D1:2"]))
+    path = tmp_path / "explore_store"
+    AnchorStore(anchors=anchors, embeddings=embed_anchors(anchors, FakeEmbedder(dim=64)),
+                conversation=demo_conversation(), report={}).save(path)
+    return path
+
+
+def open_page(page: str, store: Path, query: dict | None = None, **state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["store_path"] = str(store)
+    at.run()
+    for k, v in state.items():
+        at.session_state[k] = v
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+
+
+def test_graph_hides_unconnected_entities_by_default(store_dir):
+    at = open_page("pages/graph.py", store_dir)
+    assert metrics(at)["Entities shown"] == "5" and metrics(at)["Unconnected hidden"] == "1"
+    at.toggle(key="graph_hide_unconnected").set_value(False).run()
+    assert metrics(at)["Entities shown"] == "6" and metrics(at)["Unconnected hidden"] == "0"
+
+
+def test_graph_chart_returns_node_and_edge_clicks(store_dir):
+    at = open_page("pages/graph.py", store_dir)
+    (chart,) = at.get("vega_lite_chart")
+    assert list(chart.proto.selection_mode) == ["edge", "node"]  # the page reruns on these clicks
+    spec = json.loads(chart.proto.spec)
+    assert {p["name"] for p in spec.get("params", [])} >= {"node", "edge"}
+
+
+def test_graph_co_mentions_add_dashed_edges(store_dir):
+    at = open_page("pages/graph.py", store_dir)
+    before = int(metrics(at)["Edges shown"])
+    at.toggle(key="graph_co_mentions").set_value(True).run()
+    assert int(metrics(at)["Edges shown"]) == before + 1 and metrics(at)["Entities shown"] == "6"  # Oslo joins
+    assert "strokeDash" in json.dumps(chart_specs(at)[0])
+
+
+@pytest.mark.parametrize("how", ["query", "state"])
+def test_graph_opens_the_profile_another_page_asks_for(store_dir, how):
+    if how == "query":
+        at = open_page("pages/graph.py", store_dir, query={"entity": "Biscuit"})
+    else:
+        at = open_page("pages/graph.py", store_dir, focus_entity="ent_3")
+    expected = {"query": ("ent_5", "Biscuit"), "state": ("ent_3", "Dr. Chen")}[how]
+    assert at.selectbox(key="graph_selected_entity").value == expected[0]
+    assert any(md.value == f"#### {expected[1].replace('.', chr(92) + '.')}" for md in at.markdown)
+
+
+def test_graph_says_when_the_asked_entity_is_unknown(store_dir):
+    at = open_page("pages/graph.py", store_dir, query={"entity": "Nobody"})
+    assert any("No entity called Nobody" in w.value for w in at.warning)
+
+
+def test_timeline_lanes_are_people_and_topics(store_dir):
+    at = open_page("pages/timeline.py", store_dir)
+    spec = chart_specs(at)[0]
+    lanes = next(layer["encoding"]["y"]["sort"] for layer in spec["layer"] if "y" in layer.get("encoding", {}))
+    assert {"Priya", "Marco"} <= set(lanes) and "St. Mary Hospital" not in lanes
+    assert any(lane.startswith("Topic: ") for lane in lanes)
+    at.toggle(key="timeline_topic_lanes").set_value(False).run()
+    spec = chart_specs(at)[0]
+    lanes = next(layer["encoding"]["y"]["sort"] for layer in spec["layer"] if "y" in layer.get("encoding", {}))
+    assert not any(lane.startswith("Topic: ") for lane in lanes)
+
+
+def test_timeline_search_finds_and_opens_an_event(store_dir):
+    at = open_page("pages/timeline.py", store_dir)
+    at.text_input(key="timeline_search").set_value("drug interactions").run()
+    assert any("1 of 5 events match" in c.value for c in at.caption)
+    table = next(df.value for df in at.dataframe if "what" in df.value.columns)
+    assert list(table["id"]) == ["evt_2"]
+    assert at.selectbox(key="timeline_selected_event").value == "evt_2"
+
+
+def test_timeline_filters_by_a_non_person_entity(store_dir):
+    at = open_page("pages/timeline.py", store_dir)
+    at.multiselect(key="timeline_entities").set_value(["ent_4"]).run()  # St. Mary Hospital
+    table = next(df.value for df in at.dataframe if "what" in df.value.columns)
+    assert list(table["id"]) == ["evt_3"]
+
+
+def test_timeline_flags_a_wrong_year_and_keeps_it_on_the_chart(store_dir):
+    at = open_page("pages/timeline.py", store_dir)
+    assert metrics(at)["Suspicious dates"] == "1"
+    flagged = next(df.value for df in at.dataframe if "suspicious" in df.value.columns and len(df.value) == 1)
+    assert flagged["id"].iloc[0] == "evt_5" and "no year was said" in flagged["suspicious"].iloc[0]
+    assert any("outside the range shown" in c.value for c in at.caption)
+    at.selectbox(key="timeline_selected_event").set_value("evt_5").run()
+    assert any("Check this date" in w.value for w in at.warning)
+
+
+def test_topics_heatmap_cell_selection_and_arc(store_dir):
+    at = open_page("pages/topics.py", store_dir)
+    heat, arc = at.get("vega_lite_chart")
+    assert list(heat.proto.selection_mode) == ["cell"]  # a click on a cell reruns the page with it
+    first = [md.value for md in at.markdown if md.value.startswith("#### ")]
+    at.selectbox(key="topics_selected").set_value("top_2").run()
+    assert [md.value for md in at.markdown if md.value.startswith("#### ")] != first
+    assert len(at.get("vega_lite_chart")) == 2 and not at.exception
+
+
+def test_topics_show_readable_titles(store_dir):
+    at = open_page("pages/topics.py", store_dir)
+    titles = list(next(df.value for df in at.dataframe if "built label" in df.value.columns)["topic"])
+    assert all(", " not in t for t in titles)
+    assert any("graph" in t.lower() for t in titles)
