@@ -11,6 +11,7 @@ import os
 import re
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,18 @@ def session_ids(store: AnchorStore) -> list[str]:
     return list(store.anchors.built_with.sessions)
 
 
+# The build's steps as people read them, with the share of a classic build's time each one usually takes here
+# (measured with benchmarks/app.py's build row): the bar moves by these shares.
+BUILD_STEPS = {
+    "extract": ("extracting entities, events and topics", (0.0, 0.55)),
+    "finalize": ("linking across sessions (topic arcs, event links)", (0.55, 0.65)),
+    "embed": ("embedding every anchor and anchor line", (0.65, 0.8)),
+    "verify": ("checking every field against the utterances it cites", (0.8, 0.9)),
+    "save": ("writing the store", (0.9, 0.93)),
+    "host": ("indexing the conversation for the dense host (so the playground answers at once)", (0.93, 1.0)),
+}
+
+
 @dataclass
 class BuildJob:
     """A build running in a daemon thread; the page polls ``progress`` and may ``cancel()``."""
@@ -151,6 +164,7 @@ class BuildJob:
     store_path: Path | None = None
     started: float = field(default_factory=time.time)
     finished: float | None = None
+    stage_started: float = field(default_factory=time.time)  # when the current step began
     _cancel: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -161,7 +175,27 @@ class BuildJob:
     def cancel(self) -> None:
         self._cancel.set()
 
+    def describe(self, now: float | None = None) -> tuple[float, str]:
+        """The share of the whole build done (0..1) and a line for people: the step, what it does, how far,
+        and for how long it has run (steps without a count of their own still show their time moving)."""
+        now = now or time.time()
+        p = self.progress
+        if p is None:
+            return 0.0, f"Starting: loading the language and embedding models · {now - self.started:.0f} s"
+        if p.stage not in BUILD_STEPS:
+            return 1.0, p.message or p.stage
+        steps = list(BUILD_STEPS)
+        start, end = BUILD_STEPS[p.stage][1]
+        inside = min(1.0, p.done / p.total) if p.total and p.stage == "extract" else 0.0
+        count = f" · batch {p.done} of {p.total}" if p.stage == "extract" and p.total else ""
+        failed = f" · {p.failed} failed" if p.failed else ""
+        return start + (end - start) * inside, (
+            f"Step {steps.index(p.stage) + 1} of {len(steps)}: {BUILD_STEPS[p.stage][0]}{count}{failed} · "
+            f"{now - self.stage_started:.0f} s (build {now - self.started:.0f} s)")
+
     def _on_progress(self, p: Any) -> None:
+        if self.progress is None or p.stage != self.progress.stage:
+            self.stage_started = time.time()
         self.progress = p
         if p.message:
             self.log.append(f"{p.stage}: {p.message}")
@@ -173,6 +207,7 @@ class BuildJob:
         try:
             store = build_store(conversation, self.out_dir, progress=self._on_progress, cancel=self._cancel,
                                 **self.options)
+            self._prepare_dense_host(store)
             self.store_path = store.path
         except BuildCancelled as err:
             self.cancelled = True
@@ -183,6 +218,19 @@ class BuildJob:
             self.error = f"{type(err).__name__}: {err}"
         finally:
             self.finished = time.time()
+
+    def _prepare_dense_host(self, store: AnchorStore) -> None:
+        from .build import BuildProgress
+
+        if store.conversation is None or "embedder" in self.options:
+            return
+        self._on_progress(BuildProgress("host", 0, 1, counts=store.anchors.counts(),
+                                        message="indexing the conversation for the dense host"))
+        info = store.anchors.built_with
+        try:
+            index_for_dense_host(store, embedder_for(info.embedding_model or "all-MiniLM-L6-v2", info.embedding_dim))
+        except Exception as err:  # an optimisation only: the playground indexes on first use instead
+            self.log.append(f"host: dense index not prepared ({type(err).__name__}: {err})")
 
     def join(self, timeout: float | None = None) -> None:
         if self._thread is not None:
@@ -423,3 +471,40 @@ def store_from_ref(ref: str | None) -> Path | None:
     if not ref:
         return None
     return next((p for p in available_stores() if store_ref(p) == ref), None)
+
+
+# Hosts without a model client, ingested in the background as soon as a page shows that it will need one (the
+# playground's host box), so the first question waits only for what is left. Shared by every session: these
+# hosts hold nothing of a user's (``host_cache_key`` without an endpoint).
+_INGEST = ThreadPoolExecutor(max_workers=1, thread_name_prefix="host-ingest")
+_READY: dict[tuple, Future] = {}
+_READY_LOCK = threading.Lock()
+_READY_MAX = 6
+
+
+def host_in_background(store: AnchorStore, name: str) -> Future:
+    """A future of ``ingested_host(store, name, <the store's embedder>)``, started once per store and host."""
+    from .hosts import LLM_AT_INGEST
+
+    if name in LLM_AT_INGEST:
+        raise GravityError(f"{name} holds a model client: it is built per browser session, not shared")
+    key = host_cache_key(store.path, store_mtime(store.path), name)
+    with _READY_LOCK:
+        fut = _READY.get(key)
+        if fut is None or (fut.done() and fut.exception() is not None):
+            info = store.anchors.built_with
+            fut = _READY[key] = _INGEST.submit(
+                lambda: ingested_host(store, name, embedder_for(info.embedding_model or "all-MiniLM-L6-v2",
+                                                                info.embedding_dim)))
+            while len(_READY) > _READY_MAX:
+                _READY.pop(next(iter(_READY)))
+    return fut
+
+
+def index_for_dense_host(store: AnchorStore, embedder) -> None:
+    """Embed the conversation's memories the way the ``dense`` host does, into its on-disk cache, so the first
+    playground question on a store built in the app does not wait for it."""
+    from .hosts.dense import DenseHost
+
+    if store.conversation is not None:
+        DenseHost(embedder=embedder).ingest(store.conversation)

@@ -148,16 +148,10 @@ if st.button("Build", type="primary", disabled=running or not modules, key="buil
 
 
 def _progress(job: studio.BuildJob) -> None:
+    frac, text = job.describe()
+    st.progress(frac, text=text)
     p = job.progress
-    if p is None:
-        st.progress(0.0, text="Starting… (loading models)")
-        return
-    frac = min(1.0, p.done / p.total) if p.total else 0.0
-    label = {"extract": "Extracting", "finalize": "Linking across sessions", "embed": "Embedding",
-             "verify": "Verifying", "save": "Saving", "done": "Done"}.get(p.stage, p.stage)
-    st.progress(frac, text=f"{label}: {p.done} of {p.total}" + (f" · {p.failed} failed" if p.failed else "")
-                + (f" · {p.message}" if p.message else ""))
-    if p.counts:
+    if p is not None and p.counts:
         c = st.columns(3)
         for col, mod in zip(c, ("entities", "events", "topics")):
             col.metric(f"{mod} found", p.counts.get(mod, 0))

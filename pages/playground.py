@@ -30,18 +30,15 @@ def _gravity(path: str, mtime: float):
     return GravityQuery(s, store_embedder(s))
 
 
-@st.cache_resource(max_entries=6, show_spinner="The host is ingesting the conversation…")
-def _shared_host(path: str, mtime: float, name: str):
-    """Hosts that hold no model client are the same for everyone: one per store and host, server-wide."""
-    s = load_store(path, mtime)
-    return studio.ingested_host(s, name, store_embedder(s))
-
-
 def _host(name: str, cfg):
     """A host that calls a model while ingesting holds a client built from this session's endpoint and key, so it
     lives in this browser session only, keyed by endpoint, model and a hash of the key."""
-    if name not in LLM_AT_INGEST:
-        return _shared_host(*store_key, name)
+    if name not in LLM_AT_INGEST:  # holds nothing of a user's: one per store and host, server-wide
+        ready = studio.host_in_background(store, name)
+        if not ready.done():
+            with st.spinner(f"The {name} host is still indexing the conversation (once per store)…"):
+                return ready.result()
+        return ready.result()
     hosts = st.session_state.setdefault("playground_hosts", {})
     key = studio.host_cache_key(*store_key, name, cfg)
     if key not in hosts:
@@ -88,6 +85,8 @@ with st.container(border=True):
         use_t = t[2].toggle("Topics", True, key="playground_use_topics")
         use_x = t[3].toggle("Expansion", True, key="playground_use_expansion")
         use_r = t[4].toggle("Temporal", True, key="playground_use_temporal")
+    if not blocked.get(host_name) and host_name not in LLM_AT_INGEST:
+        studio.host_in_background(store, host_name)  # index while the question is typed
     if blocked.get(host_name):
         st.warning(f"{blocked[host_name]}.", icon=":material/block:")
         st.page_link("pages/settings.py", label="Open Settings", icon=":material/settings:")

@@ -80,3 +80,17 @@ def test_no_file_watcher_and_no_icon_from_the_internet():
     # Streamlit turns a ":material/...:" favicon into a fonts.gstatic.com URL; an emoji is drawn locally
     # (the browser test checks every request the page makes).
     assert 'page_icon=":material' not in (ROOT / "app.py").read_text()
+
+
+def test_build_progress_says_which_step_runs_and_for_how_long(tmp_path):
+    from gravity_engine.build import BuildProgress
+
+    job = studio.BuildJob(out_dir=tmp_path, conversation_id="c", options={}, started=100.0)
+    assert job.describe(now=104.0) == (0.0, "Starting: loading the language and embedding models · 4 s")
+    job._on_progress(BuildProgress("extract", 5, 20))
+    frac, text = job.describe(now=job.stage_started + 3)
+    assert 0 < frac < 0.55 and "batch 5 of 20" in text and "Step 1 of" in text
+    job._on_progress(BuildProgress("embed", 0, 1))
+    frac, text = job.describe(now=job.stage_started + 21)
+    # a step without a count of its own still moves: its time is shown, never "0 of 1"
+    assert "embedding every anchor" in text and "· 21 s" in text and "0 of 1" not in text
