@@ -35,11 +35,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from ..anchors import MODULES, AnchorSet, Entity, Event, Granularity, Relation, Topic
-from ..consolidate import name_key, record_merge, slug, unmerge
+from ..consolidate import record_merge, slug, unmerge
 from ..errors import GravityError, StoreError
 from ..fileio import atomic_write_bytes, atomic_write_text
 from ..store import ANCHORS_FILE, AnchorStore
-from .keys import AnchorRef, Resolver, entity_keys, ref_of
+from .keys import AnchorRef, Resolver, entity_keys, name_key, ref_of
 
 EDITS_FILE = "edits.jsonl"
 VECTORS_FILE = "edits.vectors.npz"
@@ -190,6 +190,7 @@ Record = Annotated[Union[SetType, Rename, Merge, Split, Delete, DeleteField, Set
                    Field(discriminator="kind")]
 EDIT_KINDS = ("set_type", "rename", "merge", "split", "delete", "delete_field", "set_date", "add_relation")
 _RECORD = TypeAdapter(Record)
+_RECORDS = TypeAdapter(list[Record])
 
 Status = Literal["applied", "already", "stale", "undone"]
 
@@ -262,6 +263,12 @@ class _Apply:
         self.resolve = Resolver(anchors)
         self.touched: set[str] = set()  # ids whose text may have changed: re-embedded
         self.removed: set[int] = set()  # id() of removed anchors, dropped from the lists at the end
+        self._utterances: dict | None = None
+
+    def utterances(self) -> dict:
+        if self._utterances is None:
+            self._utterances = self.conversation.utterance_index() if self.conversation is not None else {}
+        return self._utterances
 
     def run(self, edit) -> EditOutcome:
         anchor, why = self.resolve.find(edit.target)
@@ -300,7 +307,7 @@ class _Apply:
             if edit.keep_alias and name_key(old) != name_key(edit.name) and old not in anchor.aliases:
                 anchor.aliases.append(old)
             anchor.checks = [c for c in anchor.checks if c.field != "name"]
-            self.resolve.add("entities", anchor)
+            self.resolve.renamed("entities", anchor)
             for other in self.anchors.entities:  # relations that point at it read its new name
                 for r in other.relations:
                     if r.target_id == anchor.id:
@@ -310,13 +317,13 @@ class _Apply:
             if anchor.label == edit.name:
                 return EditOutcome(edit, "already", f"labelled {edit.name!r} in this build", anchor.id)
             anchor.label = edit.name
-            self.resolve.add("topics", anchor)
+            self.resolve.renamed("topics", anchor)
         else:
             if anchor.what == edit.name:
                 return EditOutcome(edit, "already", f"reads {edit.name!r} in this build", anchor.id)
             anchor.what = edit.name
             anchor.checks = [c for c in anchor.checks if c.field != "what"]
-            self.resolve.add("events", anchor)
+            self.resolve.renamed("events", anchor)
         self.touched.add(anchor.id)
         return EditOutcome(edit, "applied", "", anchor.id)
 
@@ -333,7 +340,7 @@ class _Apply:
             return EditOutcome(edit, "stale", why)
         record_merge(into, alias, f"edit {edit.id}" + (f": {edit.why}" if edit.why else ""))
         self._drop(alias)
-        self.resolve.add("entities", into)
+        self.resolve.renamed("entities", into)
         for other in self.anchors.entities:
             for r in other.relations:
                 if r.target_id == alias.id:
@@ -379,7 +386,7 @@ class _Apply:
         """An alias with no merge record: the new profile takes the utterances that say the alias and
         not the profile's own name (all of them stay cited by both when the text is not at hand)."""
         e.aliases = [a for a in e.aliases if name_key(a) != name_key(alias)]
-        index = self.conversation.utterance_index() if self.conversation is not None else {}
+        index = self.utterances()
         said = re.compile(rf"\b{re.escape(alias)}\b", re.IGNORECASE)
         own = re.compile(rf"\b{re.escape(e.name)}\b", re.IGNORECASE)
         moved = [s for s in e.source_ids if s in index and said.search(index[s].display_text())]
@@ -447,7 +454,7 @@ class _Apply:
         if edit.target.module != "entities":
             return EditOutcome(edit, "stale", "only entities hold relations")
         if self.conversation is not None:
-            known = self.conversation.utterance_index()
+            known = self.utterances()
             missing = [s for s in edit.source_ids if s not in known]
             if missing:
                 return EditOutcome(edit, "stale", f"evidence {', '.join(missing)} is not an utterance of this conversation")
@@ -481,13 +488,14 @@ def _item_matches(name: str, item: Any, edit: DeleteField) -> bool:
 
 def _renumber_checks(anchor: Any, name: str, removed: int) -> None:
     """Checks name list items by index ("relations[3]"): drop the removed one's, shift the later ones."""
+    prefix = f"{name}["
     kept = []
     for c in anchor.checks:
-        m = re.fullmatch(rf"{name}\[(\d+)\]", c.field)
-        if m is None:
+        if not c.field.startswith(prefix) or not c.field.endswith("]"):
             kept.append(c)
-        elif int(m.group(1)) != removed:
-            i = int(m.group(1))
+            continue
+        i = int(c.field[len(prefix):-1])
+        if i != removed:
             kept.append(c if i < removed else c.model_copy(update={"field": f"{name}[{i - 1}]"}))
     anchor.checks = kept
 
@@ -529,22 +537,24 @@ def parse_log(data: bytes, source: str) -> list[Any]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise StoreError(f"{source}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    records = []
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    try:  # one validation call for the whole file; line by line only to say where it is wrong
+        records = _RECORDS.validate_json("[" + ",".join(line for _, line in numbered) + "]")
+    except ValidationError:
+        records = []
+        for n, line in numbered:
+            try:
+                records.append(_RECORD.validate_json(line))
+            except ValidationError as err:
+                first = err.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "record"
+                msg = first["msg"].removeprefix("Value error, ")
+                raise StoreError(f"{source} line {n} ({where}): {msg}") from None
     ids: set[str] = set()
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = _RECORD.validate_json(line)
-        except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "record"
-            msg = first["msg"].removeprefix("Value error, ")
-            raise StoreError(f"{source} line {n} ({where}): {msg}") from None
+    for (n, _), record in zip(numbered, records):
         if record.id in ids:
             raise StoreError(f"{source} line {n}: edit id {record.id!r} appears twice")
         ids.add(record.id)
-        records.append(record)
     return records
 
 

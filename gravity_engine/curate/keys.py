@@ -8,12 +8,16 @@ date and the utterances it cites, a topic by its label and sources. ``AnchorRef`
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..anchors import MODULES, AnchorSet, Entity, Event, Topic
-from ..consolidate import name_key
+from ..consolidate import name_key as _name_key
+
+# A replay of many edits asks for the same few names again and again.
+name_key = lru_cache(maxsize=1 << 16)(_name_key)
 
 Module = Literal["entities", "events", "topics"]
 MAX_REF_SOURCES = 20
@@ -75,14 +79,23 @@ class Resolver:
 
     def add(self, module: str, anchor) -> None:
         self._dead.discard(id(anchor))
+        self.renamed(module, anchor)
+        if module != "entities":
+            for s in anchor.source_ids:
+                self._sources[module].setdefault(s, []).append(anchor)
+
+    def renamed(self, module: str, anchor) -> None:
+        """Index the anchor's current names too (old keys are filtered out when looked up)."""
         if module == "entities":
             for k in entity_keys(anchor):
-                self._names.setdefault(k, []).append(anchor)
+                bucket = self._names.setdefault(k, [])
+                if not any(x is anchor for x in bucket):
+                    bucket.append(anchor)
             return
         index = self._what if module == "events" else self._labels
-        index.setdefault(name_key(anchor_name(module, anchor)), []).append(anchor)
-        for s in anchor.source_ids:
-            self._sources[module].setdefault(s, []).append(anchor)
+        bucket = index.setdefault(name_key(anchor_name(module, anchor)), [])
+        if not any(x is anchor for x in bucket):
+            bucket.append(anchor)
 
     def remove(self, anchor) -> None:
         self._dead.add(id(anchor))
@@ -120,18 +133,18 @@ class Resolver:
         module = ref.module
         key = name_key(ref.name)
         kind = "event" if module == "events" else "topic"
-        by_source = {id(a): a for s in ref.source_ids for a in self._sources[module].get(s, []) if self.alive(a)}
-        same = [a for a in by_source.values() if name_key(anchor_name(module, a)) == key]
-        if not same:  # the text moved to other utterances (another batching) or the sources changed
-            index = self._what if module == "events" else self._labels
-            same = list({id(a): a for a in index.get(key, []) if self.alive(a)
-                         and name_key(anchor_name(module, a)) == key}.values())
-        if not same and module == "topics" and by_source:
+        index = self._what if module == "events" else self._labels
+        named = [a for a in index.get(key, []) if self.alive(a) and name_key(anchor_name(module, a)) == key]
+        wanted = set(ref.source_ids)
+        # the same text citing a source of the ref; else the same text anywhere (another batching moved it)
+        same = [a for a in named if wanted & set(a.source_ids)] or named
+        if not same and module == "topics" and wanted:
             # A rebuilt topic may get another label; the arc that holds most of its utterances is it.
-            wanted = set(ref.source_ids)
-            best = max(by_source.values(), key=lambda t: len(wanted & set(t.source_ids)))
-            if len(wanted & set(best.source_ids)) * 2 >= len(wanted):
-                return best, ""
+            cands = {id(a): a for s in ref.source_ids for a in self._sources[module].get(s, []) if self.alive(a)}
+            if cands:
+                best = max(cands.values(), key=lambda t: len(wanted & set(t.source_ids)))
+                if len(wanted & set(best.source_ids)) * 2 >= len(wanted):
+                    return best, ""
         if not same:
             cited = f" citing {', '.join(ref.source_ids[:3])}" if ref.source_ids else ""
             return None, f"no {kind} {ref.name!r}{cited} in this build"
