@@ -312,8 +312,12 @@ def estimate_build(conversation: Conversation, backend: str = "classic", batch_s
     batches = make_batches(conversation, batch_size)
     n_utts = conversation.n_utterances()
     if backend == "classic":
+        # Measured on this project's shared 2-core machines (benchmarks/app.py, build_report timings): 24-36 s
+        # for LoCoMo conversations of 369-663 turns, extraction ~30 turns/s and embedding the anchors and their
+        # lines ~80 texts/s; the earlier 4 + n/120 was 4-7x too low. Loading the models adds ~8 s to the first
+        # build of a process.
         return {"backend": "classic", "batches": len(batches), "calls": 0, "prompt_tokens": 0,
-                "est_seconds": round(4.0 + n_utts / 120, 1)}
+                "est_seconds": round(5.0 + n_utts / 20, 1)}
     from .llm.tokens import count_tokens
 
     transcript = sum(count_tokens(f"{u.speaker}: {u.display_text()}") for u in conversation.utterances())
