@@ -22,7 +22,8 @@ from gravity_engine.threads import configure as configure_threads  # noqa: E402
 
 configure_threads()  # once per server process (later reruns return at once), before any page starts work
 
-st.set_page_config(page_title="Gravity Studio", page_icon=":material/hub:", layout="wide")
+# An emoji favicon is drawn by the browser; a ":material/...:" one would be fetched from fonts.gstatic.com.
+st.set_page_config(page_title="Gravity Studio", page_icon="🪐", layout="wide")
 
 from pages._ui import init_state, inject_css, sidebar_store_picker  # noqa: E402
 
