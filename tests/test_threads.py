@@ -17,6 +17,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from gravity_engine import threads
 from gravity_engine.build import build_store
 from gravity_engine.conversation import Conversation, Session, Utterance
+from gravity_engine.errors import ConfigError
 from gravity_engine.hosts.base import Memory
 from gravity_engine.query.session import HostSession
 from gravity_engine.testing import FakeEmbedder
@@ -63,9 +64,19 @@ class GateEmbedder(FakeEmbedder):
         return super().encode(texts)
 
 
-@pytest.mark.skipif(os.cpu_count() == 1, reason="one core: nothing to lose")
-def test_two_concurrent_builds_leave_torch_threads_as_set_at_start(tmp_path):
+@pytest.fixture
+def two_torch_threads():
+    """A process that gave torch two threads at start (the test session itself runs on one)."""
+    import torch
+
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(threads.current().torch if threads.current() else 1)
+
+
+def test_two_concurrent_builds_leave_torch_threads_as_set_at_start(tmp_path, two_torch_threads):
     before = _fresh_thread_torch_threads()
+    assert before == 2
     a_inside, b_inside, a_done = threading.Event(), threading.Event(), threading.Event()
 
     def gate_a():
@@ -194,3 +205,14 @@ def test_cli_start_reports_a_bad_thread_setting_clearly():
     assert out.returncode != 0
     assert "GRAVITY_BLAS_THREADS='many' is not a whole number of threads" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_default_limits_are_one_thread_each_unless_the_environment_says(monkeypatch):
+    monkeypatch.delenv(threads.TORCH_ENV, raising=False)
+    monkeypatch.delenv(threads.BLAS_ENV, raising=False)
+    assert threads.default_limits() == threads.ThreadLimits(torch=1, blas=1)
+    monkeypatch.setenv(threads.TORCH_ENV, "4")
+    assert threads.default_limits().torch == 4
+    monkeypatch.setenv(threads.TORCH_ENV, "0")
+    with pytest.raises(ConfigError, match="give at least 1 thread"):
+        threads.default_limits()
