@@ -27,8 +27,9 @@ from typing import Any, Callable, Iterable
 from ..errors import ConfigError, LLMError
 from ..fileio import atomic_write_json, atomic_write_text
 from .cache import ResponseCache, cache_key
-from .client import JSON_MODES, InvalidReply, LLMClient, parse_json_reply
+from .client import InvalidReply, LLMClient, parse_json_reply
 from .config import LLMConfig
+from .endpoints import JSON_MODES
 from .guard import check_model_request
 
 log = logging.getLogger("gravity_engine.llm.batch")
@@ -74,13 +75,18 @@ class BatchRunReport:
 
 
 def extraction_requests(conversations: Iterable[Any], config: LLMConfig, *, batch_size: int, fused: bool = True,
-                        modules: Iterable[str] | None = None, json_mode: str = JSON_MODES[0]) -> list[BatchItem]:
-    """Every extraction request a build of ``conversations`` would send, keyed as the online client keys it."""
+                        modules: Iterable[str] | None = None, json_mode: str | None = None) -> list[BatchItem]:
+    """Every extraction request a build of ``conversations`` would send, keyed as the online client keys it.
+
+    ``json_mode``: the structured-output mode of the request bodies (default: the config's, json_schema
+    for auto); the cache key does not depend on it, as online."""
     from ..anchors import MODULES
     from ..extract.base import make_batches
     from ..extract.llm import _MODULE_PROMPTS, batch_context
     from ..prompts import PROMPTS
 
+    configured = getattr(config, "json_mode", "auto")
+    json_mode = json_mode or (JSON_MODES[0] if configured == "auto" else configured)
     selected = [m for m in MODULES if m in set(modules or MODULES)]
     names = ["extract_fused"] if fused else [_MODULE_PROMPTS[m] for m in selected]
     items: dict[str, BatchItem] = {}
