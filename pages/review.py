@@ -9,7 +9,7 @@ import streamlit as st
 
 from gravity_engine import studio
 from gravity_engine.curate import edits as ed
-from gravity_engine.curate.review import gold_miss_lines, review
+from gravity_engine.curate.review import ReviewItem, gold_miss_lines, review
 from gravity_engine.errors import GravityError
 from gravity_engine.gold import ENTITY_TYPES, gold_from_dict
 from pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
@@ -130,11 +130,16 @@ st.dataframe([{"score": i.score, "anchor": f"{MODULE_NAMES[i.module]}: {i.name}"
              hide_index=True, width="stretch", key="review_table",
              column_config={"score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0, format="%.2f"),
                             "reasons": st.column_config.TextColumn("reasons", width="large")})
-if not items:
-    st.stop()
 
+# The queue first, then every other anchor of the chosen modules: a reader may fix what no check flags.
 by_id = {i.anchor_id: i for i in items}
-item_id = st.selectbox("Review", list(by_id), key="review_item",
+for module in modules:
+    for a in anchors.module(module):
+        if a.id not in by_id:
+            by_id[a.id] = ReviewItem(module, a.id, ed.ref_of(module, a).name, "", source_ids=list(a.source_ids))
+if not by_id:
+    st.stop()
+item_id = st.selectbox("Review or edit", list(by_id), key="review_item",
                        format_func=lambda i: f"{by_id[i].score:.2f} · {MODULE_NAMES[by_id[i].module]} · {by_id[i].name[:80]}")
 item = by_id[item_id]
 anchor = anchors.by_id().get(item_id)
@@ -144,7 +149,8 @@ ref = ed.ref_of(item.module, anchor)
 
 with st.container(border=True):
     st.markdown(f"#### {md_escape(item.name)}")
-    st.caption(f"{MODULE_NAMES[item.module]} {item.anchor_id} · {item.detail}")
+    st.caption(f"{MODULE_NAMES[item.module]} {item.anchor_id}" + (f" · {item.detail}" if item.detail else "")
+               + ("" if item.reasons else " · no check flags it"))
     for r in item.reasons:
         st.markdown(f"- **{md_escape(r.kind.replace('_', ' '))}** ({r.weight:.2f}): {md_escape(r.text)}")
     cited = list(dict.fromkeys([s for r in item.reasons for s in r.source_ids] + item.source_ids))
