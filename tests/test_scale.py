@@ -100,3 +100,24 @@ def test_local_ray_runs_one_task_per_conversation(tmp_path):
     assert sorted((r.conversation_id, r.status) for r in summary.rows) == [("bakery", "built"), ("hiking", "built")]
     assert all(r.torch_threads == 1 and r.peak_rss_mb > 100 and r.worker for r in summary.rows)
     assert all(store_state(out / c.id) == "complete" for c in convs)
+
+
+def test_evaluate_workers_build_the_missing_stores_before_it_starts(tmp_path):
+    from gravity_engine.evaluate.runner import EvalSettings, plan_evaluation
+    from gravity_engine.scale.run import prebuild_for_evaluation
+
+    corpus = write_corpus(tmp_path / "corpus")
+    questions = corpus / "hiking.questions.json"
+    questions.write_text(json.dumps([{"id": "q1", "question": "Where did Omar buy boots?", "answer": "Granada",
+                                      "evidence": ["s1:2"], "category": "single-hop"}]), encoding="utf-8")
+    stores = tmp_path / "runs"
+    plan = plan_evaluation(EvalSettings(dataset="custom", path=corpus / "hiking.jsonl", out=tmp_path / "results",
+                                        stores=stores, variants=["baseline", "full"]))
+    assert plan.to_build == ["hiking"]
+    said: list[str] = []
+    summary = prebuild_for_evaluation(plan, workers=2, status=said.append)
+    assert [(r.conversation_id, r.status) for r in summary.rows] == [("hiking", "built")]
+    assert store_state(stores / "hiking") == "complete" and said and said[0].startswith("built 1 anchor stores")
+    again = plan_evaluation(EvalSettings(dataset="custom", path=corpus / "hiking.jsonl", out=tmp_path / "results",
+                                         stores=stores, variants=["baseline", "full"]))
+    assert again.to_build == []

@@ -72,6 +72,8 @@ def evaluate(
     retry_errors: bool = typer.Option(False, help="Also redo rows whose judge failed (answer errors are always redone)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Serve repeated calls from the disk LLM cache."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (rows, calls, token estimate) and stop."),
+    workers: Optional[int] = typer.Option(None, min=0, help="Build missing stores first with N worker processes "
+                                          "(0 = one per core); see build-all."),
 ) -> None:
     """Answer every question with each variant, judge each answer with an LLM, append one row per
     (question, variant) to OUT/results.jsonl. Needs an OpenAI-compatible endpoint (GRAVITY_LLM_BASE_URL /
@@ -104,6 +106,10 @@ def evaluate(
                   if any(v == "+Sum" for v in plan.variants) else ""))
     if dry_run:
         return
+    if workers is not None and plan.to_build:
+        from ..scale.run import prebuild_for_evaluation
+
+        prebuild_for_evaluation(plan, workers, status=typer.echo)
     if not plan.todo:
         typer.echo("nothing to do: every row is already in the results file")
     bar = tqdm(total=len(plan.items) * len(plan.variants), initial=plan.n_done, unit="row", desc="evaluating")

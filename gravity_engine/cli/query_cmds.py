@@ -138,6 +138,8 @@ def measure(
     anchor_share: float = typer.Option(0.4, min=0.0, max=1.0, help="Most of the budget the anchor blocks may take."),
     additive: bool = typer.Option(False, "--additive", help="The method's mode: BUDGET tokens of memories on both "
                                   "sides, the anchors on top (at most anchor-share x budget)."),
+    workers: Optional[int] = typer.Option(None, min=0, help="Build missing stores first with N worker processes "
+                                          "(0 = one per core); see build-all."),
 ) -> None:
     """LLM-free measures per question category and host: evidence recall@k, answer coverage, temporal grounding,
     and Gravity's query-path time beside each host's own search time."""
@@ -149,6 +151,10 @@ def measure(
 
     settings = MeasureSettings(budget=budget, k=k, anchor_share=anchor_share, additive=additive,
                                config=get_variant(variant).with_(host_k=k))
+    if workers is not None:
+        from ..scale.run import prebuild_for_measure
+
+        prebuild_for_measure(dataset, path, runs, conversation, limit, workers, status=typer.echo)
     bar = tqdm(total=0, unit="q", desc="measuring")
 
     def progress(done: int, total: int) -> None:

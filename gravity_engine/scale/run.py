@@ -141,3 +141,28 @@ def write_summary(summary: RunSummary, out_root: str | Path) -> Path:
     path = Path(out_root) / SUMMARY_FILE
     atomic_write_json(path, summary.to_dict())
     return path
+
+
+def prebuild_for_measure(dataset: str, path: str | Path, runs: str | Path, conversation: str | None,
+                         limit: int | None, workers: int, status: Status | None = None) -> RunSummary:
+    """``measure --workers N``: the classic stores its questions need, built in parallel before it starts."""
+    from ..measure import load_plan
+
+    _, plan = load_plan(dataset, path, conversation, limit)
+    return _announce(build_missing([conv for conv, _ in plan], runs, workers), status)
+
+
+def prebuild_for_evaluation(plan: Any, workers: int, status: Status | None = None) -> RunSummary:
+    """``evaluate --workers N``: the stores its plan lists as missing, built in parallel before it starts."""
+    missing = set(plan.to_build)
+    convs = list({it.conversation.id: it.conversation for it in plan.items if it.conversation.id in missing}.values())
+    return _announce(build_missing(convs, plan.settings.stores, workers, plan.settings.backend), status)
+
+
+def _announce(summary: RunSummary, status: Status | None) -> RunSummary:
+    built = [r for r in summary.rows if r.status != "skipped"]
+    if status is not None and built:
+        status(f"built {len(built)} anchor stores with {summary.runner} in {summary.wall_s:.1f} s")
+        for r in summary.failed():
+            status(f"  {r.status} {r.conversation_id}: {r.error}")
+    return summary
