@@ -33,8 +33,8 @@ from .conversation import Conversation
 from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder
 from .errors import ConfigError, GravityError, StoreError
 from .extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
-from .fileio import atomic_write_json
-from .store import ANCHORS_FILE, AnchorStore, check_built_with, embed_anchors
+from .fileio import atomic_write_json, read_generation
+from .store import ANCHORS_FILE, AnchorStore, check_built_with, embed_anchors, store_lock
 from .verify import verify_anchors
 
 CHECKPOINT_DIR = ".checkpoints"
@@ -169,6 +169,7 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     if update:
         if not (out / ANCHORS_FILE).is_file():
             raise StoreError(f"{out}: nothing to update (no {ANCHORS_FILE}); run a full build first")
+        generation = read_generation(out)  # an update must not save over another writer's change (an unmerge)
         existing = AnchorStore.load(out)
         if existing.anchors.conversation_id and existing.anchors.conversation_id != conversation.id:
             raise StoreError(f"{out} holds conversation {existing.anchors.conversation_id!r}, not {conversation.id!r}")
@@ -299,7 +300,14 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
         report["llm"] = usage()
     notify(BuildProgress("save", 0, 1, failed=len(failures), message="writing the store"))
     store = AnchorStore(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report)
-    store.save(out)
+    if existing is None:
+        store.save(out)
+    else:
+        with store_lock(out):
+            if read_generation(out) != generation:
+                raise StoreError(f"{out} was saved by another writer while this update ran; run the update again "
+                                 "(every extracted batch is checkpointed, so that costs no extraction)")
+            store.save(out)
     notify(BuildProgress("done", 1, 1, failed=len(failures), counts=anchors.counts(),
                          message=f"built in {report['timings_s']['total']:.1f} s"))
     return store

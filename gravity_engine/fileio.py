@@ -82,6 +82,8 @@ def directory_lock(directory: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S
     except Timeout:
         raise StoreError(f"{directory} is being written by another process (its {LOCK_FILE} was held for "
                          f"{timeout:.0f} s); try again when that finishes") from None
+    except OSError as err:  # a read-only folder, most likely: nothing can be written there anyway
+        raise StoreError(f"{directory}: cannot take its write lock ({err.strerror or err})") from None
     try:
         yield
     finally:

@@ -225,3 +225,26 @@ def test_a_second_unmerge_leaves_the_loaded_store_report_alone(fake_embedder):
     second = unmerge_store(store, target.id, "priya", fake_embedder)  # the app's cached store, split again
     assert store.report == {"edits": [{"note": "earlier"}]}  # as it was loaded
     assert len(first.report["edits"]) == len(second.report["edits"]) == 2
+
+
+def test_an_update_does_not_save_over_a_change_made_while_it_ran(tmp_path, fake_embedder):
+    from test_build import WordExtractor, make_conversation
+
+    from gravity_engine.build import build_store
+
+    folder = tmp_path / "s"
+    build_store(make_conversation(2), folder, extractor=WordExtractor(), embedder=fake_embedder)
+
+    def someone_else_saves(progress):
+        if progress.stage == "extract" and progress.done == 1:
+            edited = AnchorStore.load(folder)
+            edited.report["edited"] = True  # e.g. an unmerge in the app
+            edited.save(folder)
+
+    with pytest.raises(StoreError, match="saved by another writer while this update ran"):
+        build_store(make_conversation(3), folder, extractor=WordExtractor(), embedder=fake_embedder, update=True,
+                    progress=someone_else_saves)
+    assert AnchorStore.load(folder).report["edited"] is True
+    again = WordExtractor()
+    store = build_store(make_conversation(3), folder, extractor=again, embedder=fake_embedder, update=True)
+    assert again.seen == [] and "session_3" in store.anchors.built_with.sessions  # the batch was checkpointed
