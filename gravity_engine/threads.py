@@ -6,11 +6,11 @@ restores a neighbour's temporary value: the second caller saved the first one's 
 last, and every thread started afterwards runs on one core. So the limits are set here, once, by the
 entry points (the CLI, the app, the test session), and nothing else in the engine changes them.
 
-Defaults: one thread for torch and one for BLAS (numpy's OpenBLAS). Measured here (2 cores shared,
-load average 13): MiniLM embedding one question took 39 ms p50 with one torch thread and 574 ms with
-two, and 300 questions in one batch 3.0 s against 18.0 s; OpenMP teams that wait for a busy core spin
-instead of working. Where cores are free, ``GRAVITY_TORCH_THREADS`` (and ``GRAVITY_BLAS_THREADS``)
-give more.
+Defaults: one thread for torch and one for BLAS (numpy's OpenBLAS). ``benchmarks/threads.py`` on this
+project's shared 2-core machines (load average 8-10): MiniLM embedding one question took 38 ms p50
+with one torch thread and 839 ms with two, 100 questions in one batch 1.2 s against 5.9 s; OpenMP
+teams that wait for a busy core spin instead of working. Where cores are free,
+``GRAVITY_TORCH_THREADS`` (and ``GRAVITY_BLAS_THREADS``) give more.
 """
 
 from __future__ import annotations
