@@ -162,3 +162,32 @@ def test_an_endpoint_without_a_batch_api_gets_one_clear_line(tmp_path, scripted_
 def test_batch_api_needs_the_llm_backend(tmp_path):
     result = CliRunner().invoke(app, ["build-all", str(write_corpus(tmp_path / "corpus")), "--batch-api"])
     assert result.exit_code == 2 and "--backend llm" in result.output
+
+
+def test_a_batch_created_but_not_recorded_is_found_by_its_input_file(tmp_path, scripted_openai):
+    # A run killed after batches.create returned but before it saved the id: state.json knows the
+    # uploaded file only. The next run finds the batch by that file instead of submitting again.
+    import openai
+
+    from gravity_engine.fileio import atomic_write_json
+
+    routes = BatchRoutes(scripted_openai)
+    convs = load_corpus(write_corpus(tmp_path / "corpus")).conversations
+    options = _options(scripted_openai)
+    items = extraction_requests(convs, options.llm_config, batch_size=20)
+    state_dir = tmp_path / "out" / BATCH_STATE_DIR
+    state_dir.mkdir(parents=True)
+    (state_dir / "requests-000.jsonl").write_text("".join(BatchAPIRun._line(i) + "\n" for i in items))
+    client = openai.OpenAI(base_url=scripted_openai.base_url, api_key="sk-test")
+    with (state_dir / "requests-000.jsonl").open("rb") as fh:
+        uploaded = client.files.create(file=("requests-000.jsonl", fh), purpose="batch")
+    client.batches.create(input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window="24h")
+    atomic_write_json(state_dir / "state.json", {"batches": [
+        {"n": len(items), "requests": "requests-000.jsonl", "keys": [i.key for i in items],
+         "prompts": {i.key: i.prompt for i in items}, "status": "submitting", "input_file_id": uploaded.id}]})
+
+    summary = build_corpus(convs, tmp_path / "out", options, batch_api=True, poll_s=0)
+    assert summary.batch_api["resumed"] == ["batch_scripted_0"] and summary.batch_api["submitted"] == 0
+    assert summary.batch_api["stored"] == 4 and len(routes.created()) == 1
+    assert json.loads((state_dir / "state.json").read_text())["batches"][0]["id"] == "batch_scripted_0"
+    assert scripted_openai.chat_requests() == []

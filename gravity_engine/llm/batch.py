@@ -157,9 +157,9 @@ class BatchAPIRun:
         # Pick up what an interrupted run left: submitted batches that were not downloaded yet.
         for record in state["batches"]:
             if not record.get("harvested"):
+                self._finish(record, state, by_key, report)
                 if record.get("id"):
                     report.resumed.append(record["id"])
-                self._finish(record, state, by_key, report)
         submitted = {k for r in state["batches"] if r.get("status") != "failed" for k in r.get("keys", [])}
         pending = []
         for item in items:

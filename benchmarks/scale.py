@@ -1,0 +1,147 @@
+"""Corpus-scale benchmark: prints tables, asserts nothing.
+
+1. Classic builds of the first N LongMemEval oracle instances (default 20) with ``build-all
+   --workers 1``, ``--workers 2`` and ``--ray local``: each run is a fresh CLI process into a fresh
+   folder, so imports, model loading and Ray's start are counted as a user pays them. Wall time,
+   speedup against one worker, the sum of the per-conversation build times, and each worker
+   process's peak resident memory.
+2. A LoCoMo conversation built with the llm backend through the batch API against the scripted
+   server on 127.0.0.1 (``gravity_engine.testing.batch_routes``): online calls during the batch build
+   (target 0), batches submitted, and whether its anchors equal those of an online build with an
+   empty cache.
+
+The data is read from ../shared/data at run time. Timings mean something only on a quiet machine.
+
+Usage: python benchmarks/scale.py [--instances 20] [--runs workers1,workers2,ray] [--conversation conv-26]
+                                  [--skip-batch] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SHARED = ROOT.parent / "shared" / "data"
+LONGMEMEVAL = SHARED / "longmemeval" / "longmemeval_oracle.json"
+LOCOMO = SHARED / "locomo10.json"
+RUNS = {"workers1": ["--workers", "1"], "workers2": ["--workers", "2"], "ray": ["--ray", "local", "--workers", "2"]}
+
+
+def table(headers: list[str], rows: list[list]) -> str:
+    cells = [[str(h) for h in headers]] + [[f"{c:.2f}" if isinstance(c, float) else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def classic_runs(instances: int, runs: list[str], work: Path) -> None:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GRAVITY_HOME=str(work / "home"))
+    rows, walls = [], {}
+    for name in runs:
+        out = work / name
+        cmd = [sys.executable, "-m", "gravity_engine", "build-all", str(LONGMEMEVAL), "--limit", str(instances),
+               "--out", str(out), *RUNS[name]]
+        started = time.perf_counter()
+        done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - started
+        if done.returncode != 0:
+            print(f"{name}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}", file=sys.stderr)
+            continue
+        summary = json.loads((out / "build-summary.json").read_text())
+        convs = summary["conversations"]
+        walls[name] = wall
+        peaks = sorted(summary["peak_rss_mb_by_worker"].values())
+        rows.append([" ".join(RUNS[name]), len(convs), sum(c["status"] == "built" for c in convs), wall,
+                     walls["workers1"] / wall if "workers1" in walls else "-", sum(c["seconds"] for c in convs),
+                     ", ".join(f"{p:.0f}" for p in peaks), sorted({c["torch_threads"] for c in convs})])
+    print(f"\nClassic builds of {instances} LongMemEval oracle instances (fresh CLI process each; wall includes "
+          "imports, model loads and Ray's start)\n")
+    print(table(["runner", "conversations", "built", "wall s", "speedup vs 1 worker", "sum of builds s",
+                 "peak RSS per worker MB", "torch threads"], rows))
+    if "ray" in walls and "workers2" in walls:
+        print(f"\n--ray local wall / --workers 2 wall: {walls['ray'] / walls['workers2']:.2f} (target <= 1.15)")
+    if "workers1" in walls and "workers2" in walls:
+        print(f"--workers 2 speedup: {walls['workers1'] / walls['workers2']:.2f}x (target >= 1.7x)")
+
+
+def batch_api_run(conversation: str, work: Path) -> None:
+    os.environ["GRAVITY_HOME"] = str(work / "batch-home")
+    from gravity_engine.build import build_store
+    from gravity_engine.llm import LLMConfig
+    from gravity_engine.llm.guard import allow_local_model_requests
+    from gravity_engine.loaders import load_conversations
+    from gravity_engine.scale import BuildOptions, build_corpus
+    from gravity_engine.store import AnchorStore
+    from gravity_engine.testing.batch_routes import BatchRoutes
+    from gravity_engine.testing.openai_server import ScriptedOpenAIServer, echo_extraction_router
+
+    def anchors(path: Path) -> dict:
+        a = AnchorStore.load(path).anchors
+        return {m: [x.model_dump(exclude={"checks"}) for x in getattr(a, m)] for m in ("entities", "events", "topics")}
+
+    conv = load_conversations(LOCOMO, conversation=conversation)[0]
+    with allow_local_model_requests(), ScriptedOpenAIServer(router=echo_extraction_router) as srv:
+        routes = BatchRoutes(srv)
+        config = LLMConfig(base_url=srv.base_url, api_key="sk-bench-not-a-key", model="gravity-echo", timeout=30,
+                           cache_dir=work / "batch-cache")
+        t0 = time.perf_counter()
+        summary = build_corpus([conv], work / "batch", BuildOptions(backend="llm", llm_config=config),
+                               batch_api=True, poll_s=0.0)
+        batch_s = time.perf_counter() - t0
+        online_during_batch = len(srv.chat_requests())
+        rebuilt = build_store(conv, work / "rebuild", backend="llm", llm_config=config)
+        t0 = time.perf_counter()
+        build_store(conv, work / "online", backend="llm",
+                    llm_config=config.model_copy(update={"cache_dir": work / "online-cache"}))
+        online_s = time.perf_counter() - t0
+        online_calls = len(srv.chat_requests()) - online_during_batch
+        same = anchors(work / "batch" / conv.id) == anchors(work / "online")
+    b = summary.batch_api
+    row = summary.rows[0]
+    print(f"\nllm backend through the batch API, LoCoMo {conversation} ({conv.n_utterances()} utterances), scripted "
+          "server on 127.0.0.1 (echo router: measures the plumbing, not a model)\n")
+    print(table(["requests", "batches submitted", "uploads", "answers cached", "online calls (batch build)",
+                 "online calls (rebuild, same cache)", "online calls (online build)", "same anchors as online",
+                 "anchors", "batch build s", "online build s"],
+                [[b["planned"], len(routes.created()), len(routes.uploads()), b["stored"], online_during_batch,
+                  rebuilt.report["llm"]["total"]["calls"], online_calls, "yes" if same else "NO",
+                  row.anchors, batch_s, online_s]]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--instances", type=int, default=20, help="LongMemEval oracle instances to build")
+    parser.add_argument("--runs", default="workers1,workers2,ray", help="comma-separated: workers1, workers2, ray")
+    parser.add_argument("--conversation", default="conv-26", help="LoCoMo conversation of the batch-API run")
+    parser.add_argument("--skip-batch", action="store_true", help="leave out the batch-API run")
+    parser.add_argument("--skip-classic", action="store_true", help="leave out the classic runs")
+    parser.add_argument("--keep", type=Path, default=None, help="write the stores here instead of a temp folder")
+    args = parser.parse_args()
+    runs = [r.strip() for r in args.runs.split(",") if r.strip()]
+    unknown = sorted(set(runs) - set(RUNS))
+    if unknown:
+        parser.error(f"unknown runs {unknown}; choose from {', '.join(RUNS)}")
+    for path in (LONGMEMEVAL, LOCOMO):
+        if not path.is_file():
+            parser.error(f"{path} not found (the benchmark data lives in ../shared/data)")
+    with tempfile.TemporaryDirectory(prefix="gravity-scale-") as tmp:
+        work = args.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        if not args.skip_classic:
+            classic_runs(args.instances, runs, work)
+        if not args.skip_batch:
+            batch_api_run(args.conversation, work)
+
+
+if __name__ == "__main__":
+    main()
