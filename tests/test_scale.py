@@ -121,3 +121,15 @@ def test_evaluate_workers_build_the_missing_stores_before_it_starts(tmp_path):
     again = plan_evaluation(EvalSettings(dataset="custom", path=corpus / "hiking.jsonl", out=tmp_path / "results",
                                          stores=stores, variants=["baseline", "full"]))
     assert again.to_build == []
+
+
+def test_ray_tasks_carry_no_api_key_and_workers_read_theirs(monkeypatch):
+    from gravity_engine.llm import LLMConfig
+
+    options = BuildOptions(backend="llm", llm_config=LLMConfig(base_url="http://127.0.0.1:9/v1", api_key="sk-secret-1234"))
+    sent = options.without_key()
+    assert "sk-secret-1234" not in repr(sent.llm_config.model_dump(mode="json"))
+    assert sent.llm_config.api_key.get_secret_value() != "sk-secret-1234" and sent.key_from_env
+    monkeypatch.setenv("GRAVITY_LLM_API_KEY", "sk-on-the-worker")
+    assert sent.resolved_llm_config().api_key.get_secret_value() == "sk-on-the-worker"
+    assert options.resolved_llm_config().api_key.get_secret_value() == "sk-secret-1234"  # local workers: as given

@@ -16,11 +16,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from pydantic import SecretStr
+
 from ..anchors import MODULES
 from ..conversation import Conversation
 from ..embed import DEFAULT_MODEL
 from ..errors import ConfigError
 from ..extract.base import DEFAULT_BATCH_SIZE
+from ..llm.config import NO_KEY
 from ..store import ANCHORS_FILE, REPORT_FILE
 
 STATUSES = ("built", "resumed", "skipped", "partial", "failed")
@@ -45,17 +48,12 @@ class BuildOptions:
     def without_key(self) -> "BuildOptions":
         if self.llm_config is None:
             return self
-        from ..llm.config import NO_KEY
-        from pydantic import SecretStr
-
         return replace(self, llm_config=self.llm_config.model_copy(update={"api_key": SecretStr(NO_KEY)}),
                        key_from_env=True)
 
     def resolved_llm_config(self) -> Any:
         if self.llm_config is None or not self.key_from_env:
             return self.llm_config
-        from pydantic import SecretStr
-
         key = (os.environ.get("GRAVITY_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY") or "").strip()
         return self.llm_config.model_copy(update={"api_key": SecretStr(key)}) if key else self.llm_config
 
