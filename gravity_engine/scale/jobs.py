@@ -115,7 +115,8 @@ def store_state(out_dir: Path) -> str:
 
 def plan_jobs(conversations: Iterable[Conversation], out_root: Path, options: BuildOptions,
               force: bool = False) -> tuple[list[BuildJob], list[JobResult]]:
-    """The jobs still to run, and a ``skipped`` row for each conversation whose store is complete."""
+    """The jobs still to run (longest conversation first), and a ``skipped`` row for each conversation
+    whose store is complete."""
     jobs: list[BuildJob] = []
     skipped: list[JobResult] = []
     seen: dict[str, str] = {}
@@ -130,6 +131,8 @@ def plan_jobs(conversations: Iterable[Conversation], out_root: Path, options: Bu
             skipped.append(JobResult(conv.id, "skipped", out_dir=str(out), counts=_stored_counts(out)))
         else:
             jobs.append(BuildJob(conv, out, options))
+    # Longest first: a long conversation started last would leave the other workers idle at the end.
+    jobs.sort(key=lambda j: -sum(len(u.text) for u in j.conversation.utterances()))
     return jobs, skipped
 
 
