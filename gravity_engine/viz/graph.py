@@ -156,8 +156,8 @@ def layout(g: nx.Graph, seed: int = 7) -> dict[str, tuple[float, float]]:
     return pos
 
 def node_size(mentions: int) -> float:
-    # Square-root scaling: a chatty speaker should not dwarf every other node.
-    return 10.0 + 4.0 * min(mentions, 400) ** 0.5
+    """A node's diameter in pixels. Square-root scaling, capped: a chatty speaker should not dwarf the rest."""
+    return 10.0 + 2.4 * min(mentions, 400) ** 0.5
 
 def _label_side(g: nx.Graph, pos: Mapping[str, tuple[float, float]], n: str) -> str:
     # A label on the side away from the node's neighbours crosses fewer edges.

@@ -278,9 +278,11 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
                                         range=["circle", "triangle-left", "triangle-right"]),
                         legend=alt.Legend(orient="top", symbolFillColor="#7b8794", symbolStrokeWidth=0)),
         tooltip=tooltip).add_params(zoom))
-    if labels:
-        layers.append(base.mark_text(align="left", dx=12, fontSize=12, color="#323f4b").encode(
-            x=x, y=y, text="label:N", opacity=opacity))
+    # A search labels what it found even when labels are off: the match must be findable at a glance.
+    labelled = marks if labels and not searching else marks[marks["match"]] if searching else None
+    if labelled is not None and not labelled.empty:
+        layers.append(alt.Chart(labelled).mark_text(align="left", dx=12, fontSize=12, color="#323f4b").encode(
+            x=x, y=y, text="label:N"))
     if topic_marks is not None and not topic_marks.empty:
         layers.append(alt.Chart(topic_marks).mark_square(color=MODULE_COLORS["topics"], opacity=0.75).encode(
             x=x, y=y, size=alt.Size("mentions:Q", scale=alt.Scale(range=[40, 260]), legend=None),

@@ -1,0 +1,100 @@
+"""The explore pages in a real browser (Debian's chromium, Playwright) on the sample store: a node click
+opens its profile, a diamond click the relation's evidence, a heat-map cell the topic's arc, and the
+timeline search finds an event. Charts are Vega SVG: each mark carries an aria-label with its fields.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# The app server, the browser and the page are test_browser's fixtures (one server for this module).
+from test_browser import _open, _settle, app_url, browser, page  # noqa: F401
+
+pytestmark = pytest.mark.e2e
+
+SHOTS = os.environ.get("GRAVITY_SCREENSHOTS")  # a folder: save this module's screenshots there
+
+
+def _shot(page, name: str) -> None:  # noqa: F811
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"))
+
+
+def _marks(page, role: str, text: str):
+    return page.locator(f"[data-testid=stVegaLiteChart] svg.marks path[aria-roledescription^='{role}']"
+                        f"[aria-label*={text!r}]")
+
+
+def _tall(page) -> None:
+    page.set_viewport_size({"width": 1440, "height": 1500})
+
+
+def test_warm_up(app_url, page):  # noqa: F811
+    _open(page, app_url, "", "Gravity Studio")
+
+
+def test_node_click_opens_its_profile(app_url, page):  # noqa: F811
+    _tall(page)
+    _open(page, app_url, "graph", "Entity graph")
+    legend = page.locator("[data-testid=stVegaLiteChart] svg.marks").first
+    assert "person" in legend.inner_html()  # the colour legend names the types
+    _shot(page, "graph")
+    node = _marks(page, "circle", "entity: Anna;").first
+    node.wait_for(timeout=30_000)
+    node.click()
+    page.get_by_role("heading", name="Anna", exact=True).wait_for(timeout=60_000)
+    _settle(page)
+    assert "entity=" in page.url  # the profile can be linked to
+    assert page.locator("[data-testid='stException']").count() == 0
+    diamond = _marks(page, "point", "relation: Anna sister of Priya").first
+    diamond.click()
+    page.get_by_text("Relation evidence").wait_for(timeout=60_000)
+    _settle(page)
+    assert "my sister Anna" in page.locator("[data-testid=stMain]").inner_text() or \
+        page.locator("[data-testid=stDataFrame]").count() > 0
+    _shot(page, "graph-evidence")
+
+
+def test_profile_opens_from_a_link(app_url, page):  # noqa: F811
+    _open(page, app_url, "graph?entity=Biscuit", "Entity graph")
+    page.get_by_role("heading", name="Biscuit", exact=True).wait_for(timeout=60_000)
+
+
+def test_heatmap_cell_opens_the_arc(app_url, page):  # noqa: F811
+    _tall(page)
+    _open(page, app_url, "topics", "Topic arcs")
+    _shot(page, "topics")
+    cells = _marks(page, "rect", "topic: ")
+    cells.first.wait_for(timeout=30_000)
+    label = cells.last.get_attribute("aria-label")
+    topic = next(part.split(": ", 1)[1] for part in label.split("; ") if part.startswith("topic: "))
+    session = next(part.split(": ", 1)[1] for part in label.split("; ") if part.startswith("session: "))
+    first = page.locator("h4").first.inner_text()
+    cells.last.click()
+    page.get_by_role("heading", name=topic, exact=True).wait_for(timeout=60_000)
+    _settle(page)
+    assert topic != first or page.locator("[data-testid=stExpander] details[open]").count() == 1
+    opened = page.locator("[data-testid=stExpander] details[open] summary").first.inner_text()
+    assert session in opened  # the clicked session's state is open under the arc
+    page.get_by_role("heading", name=topic, exact=True).scroll_into_view_if_needed()
+    _shot(page, "topics-arc")
+
+
+def test_timeline_search_finds_an_event(app_url, page):  # noqa: F811
+    _tall(page)
+    _open(page, app_url, "timeline", "Event timeline")
+    _marks(page, "point", "person: Priya").first.wait_for(timeout=30_000)  # a lane per person
+    _shot(page, "timeline")
+    box = page.get_by_label("Search events")
+    box.fill("Berlin Marathon")
+    box.press("Enter")
+    page.get_by_text("events match").first.wait_for(timeout=60_000)
+    _settle(page)
+    main = page.locator("[data-testid=stMain]").inner_text()
+    assert "Matching events" in main
+    assert "Berlin" in main.rsplit("Sources", 1)[1]  # the first match is opened with its sources
+    _shot(page, "timeline-search")
