@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from .jobs import BuildJob, JobResult, init_worker, peak_rss_mb, run_job
+from .jobs import BuildJob, JobResult, init_worker, run_job
 
 # Imported by the fork server before any worker forks from it (import cost paid once per run).
 _PRELOAD = ["torch", "sentence_transformers", "spacy", "gravity_engine.build", "gravity_engine.extract.classic",
@@ -80,4 +80,4 @@ def run_local(jobs: list[BuildJob], workers: int = 1, progress: Progress | None 
     return results
 
 
-__all__ = ["cpu_count", "peak_rss_mb", "resolve_workers", "run_local"]
+__all__ = ["cpu_count", "resolve_workers", "run_local"]
