@@ -125,3 +125,19 @@ def test_evaluate_sum_uses_the_answer_models_summaries(tmp_path, store_dir, allo
     rows = [r for r in ResultsFile(summary.results_path).rows() if r.variant == "+Sum"]
     assert len(rows) == 6 and all("MODEL SUMMARY" in r.injected_context for r in rows)
     assert read_run_info(settings.out).prompt_versions["summarize_batch"] == summarize_batch.PROMPT.id
+
+
+def test_summaries_written_through_another_store_object_reach_a_cached_query(store_dir, allow_local_llm):
+    # The app keeps one GravityQuery per store; summaries written via another loaded copy (another session,
+    # or the CLI) must replace the extractive ones it cached.
+    from gravity_engine.query.pipeline import GravityQuery
+
+    gq = GravityQuery(AnchorStore.load(store_dir), FakeEmbedder())
+    first = ask(gq.store, _host(), QUESTION, "+Sum", gravity=gq)
+    assert first.trace.blocks[0].title.endswith("(extractive)")
+    with ScriptedOpenAIServer(router=summary_router) as srv:
+        other = AnchorStore.load(store_dir)
+        ask(other, _host(), QUESTION, "+Sum", llm=OpenAIClient(local_llm_config(srv, cache=False)), gravity=gq)
+    later = ask(gq.store, _host(), QUESTION, "+Sum", gravity=gq)
+    assert later.trace.blocks[0].title == "Conversation Summaries (model-written by gravity-echo)"
+    assert "MODEL SUMMARY" in later.trace.blocks[0].text

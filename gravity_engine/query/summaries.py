@@ -188,10 +188,26 @@ def summary_set(store: AnchorStore, embedder: Embedder | None = None) -> Summary
         store.conversation, embedder, batch_size=store.anchors.built_with.batch_size or DEFAULT_BATCH_SIZE))
 
 
+def _source(store: AnchorStore) -> tuple | None:
+    """What the cached summaries were made from: model summaries held in memory, the file beside the store
+    (by modification time: another session or process may write it), or neither."""
+    made = getattr(store, _CACHE_ATTR + "_model", None)
+    if made is not None:
+        return ("memory", id(made))
+    if store.path is not None:
+        try:
+            return ("file", (Path(store.path) / SUMMARIES_FILE).stat().st_mtime_ns)
+        except OSError:
+            pass
+    return None
+
+
 def summaries_kind(store: AnchorStore) -> str:
     """The label of the summaries +Sum uses for this store: 'extractive' or 'model-written by <model>'."""
     cached = getattr(store, _CACHE_ATTR, None)
-    return cached[1].label if cached is not None else summary_set(store).label
+    if cached is not None and cached[1] == _source(store):
+        return cached[2].label
+    return summary_set(store).label
 
 
 def variant_label(variant: str, store: AnchorStore | None = None, kind: str | None = None) -> str:
@@ -202,14 +218,16 @@ def variant_label(variant: str, store: AnchorStore | None = None, kind: str | No
 
 
 def store_summaries(store: AnchorStore, embedder: Embedder) -> tuple[list[BatchSummary], np.ndarray]:
-    """The store's batch summaries (``summary_set``) and their embeddings, computed on first use."""
+    """The store's batch summaries (``summary_set``) and their embeddings, computed on first use and again
+    when model-written summaries appear."""
+    source = _source(store)
     cached = getattr(store, _CACHE_ATTR, None)
-    if cached is not None and cached[0] == embedder.name:
-        return cached[1].summaries, cached[2]
+    if cached is not None and cached[0] == embedder.name and cached[1] == source:
+        return cached[2].summaries, cached[3]
     found = summary_set(store, embedder)
     texts = [s.text for s in found.summaries]
     matrix = embedder.encode(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
-    setattr(store, _CACHE_ATTR, (embedder.name, found, matrix))
+    setattr(store, _CACHE_ATTR, (embedder.name, source, found, matrix))
     return found.summaries, matrix
 
 
