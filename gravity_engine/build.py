@@ -33,8 +33,8 @@ from .conversation import Conversation
 from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder
 from .errors import ConfigError, GravityError, StoreError
 from .extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
-from .fileio import atomic_write_json, read_generation
-from .store import ANCHORS_FILE, AnchorStore, check_built_with, embed_anchors, store_lock
+from .fileio import atomic_write_json
+from .store import ANCHORS_FILE, AnchorStore, check_built_with, embed_anchors, save_unless_changed
 from .verify import verify_anchors
 
 CHECKPOINT_DIR = ".checkpoints"
@@ -169,7 +169,6 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     if update:
         if not (out / ANCHORS_FILE).is_file():
             raise StoreError(f"{out}: nothing to update (no {ANCHORS_FILE}); run a full build first")
-        generation = read_generation(out)  # an update must not save over another writer's change (an unmerge)
         existing = AnchorStore.load(out)
         if existing.anchors.conversation_id and existing.anchors.conversation_id != conversation.id:
             raise StoreError(f"{out} holds conversation {existing.anchors.conversation_id!r}, not {conversation.id!r}")
@@ -302,12 +301,9 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     store = AnchorStore(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report)
     if existing is None:
         store.save(out)
-    else:
-        with store_lock(out):
-            if read_generation(out) != generation:
-                raise StoreError(f"{out} was saved by another writer while this update ran; run the update again "
-                                 "(every extracted batch is checkpointed, so that costs no extraction)")
-            store.save(out)
+    else:  # not over another writer's change made while this ran (an unmerge in the app)
+        save_unless_changed(store, out, existing.generation, "run the update again (every extracted batch is "
+                                                             "checkpointed, so that costs no extraction)")
     notify(BuildProgress("done", 1, 1, failed=len(failures), counts=anchors.counts(),
                          message=f"built in {report['timings_s']['total']:.1f} s"))
     return store

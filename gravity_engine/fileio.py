@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +35,7 @@ GENERATION_FILE = ".generation"
 INCOMING_DIR = ".incoming"
 _MANIFEST = "MANIFEST.json"
 LOCK_TIMEOUT_S = 120.0
-_READ_ATTEMPTS = 20
+_READ_ATTEMPTS = 30  # with the back-off between them, about 1.3 s before a reader waits for the lock
 
 T = TypeVar("T")
 
@@ -75,8 +76,7 @@ def directory_lock(directory: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S
     directory = Path(directory)
     if not directory.is_dir():
         raise StoreError(f"{directory}: no such folder")
-    # One instance per lock file (is_singleton), so nested holds in one thread count up instead of deadlocking.
-    lock = FileLock(directory.resolve() / LOCK_FILE, is_singleton=True)
+    lock = _lock_of(directory)
     try:
         lock.acquire(timeout=timeout)
     except Timeout:
@@ -88,6 +88,11 @@ def directory_lock(directory: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S
         yield
     finally:
         lock.release()
+
+
+def _lock_of(directory: Path) -> FileLock:
+    # One instance per lock file (is_singleton), so nested holds in one thread count up instead of deadlocking.
+    return FileLock(directory.resolve() / LOCK_FILE, is_singleton=True)
 
 
 def read_generation(directory: str | os.PathLike) -> int:
@@ -118,14 +123,17 @@ def replace_file_group(directory: str | os.PathLike, files: dict[str, bytes], me
         _roll_forward(directory)
 
 
-def read_file_group(directory: str | os.PathLike, read: Callable[[Path], T]) -> T:
-    """``read(directory)`` over one complete group: read again when a writer replaced the group meanwhile
-    (whatever ``read`` raised then is forgotten), after finishing a write that was interrupted."""
+def read_file_group(directory: str | os.PathLike, read: Callable[[Path], T]) -> tuple[T, int]:
+    """``read(directory)`` over one complete group, and the generation it was read at: read again when a
+    writer replaced the group meanwhile (whatever ``read`` raised then is forgotten), after finishing a write
+    that was interrupted."""
     directory = Path(directory)
-    for _ in range(_READ_ATTEMPTS):
+    for attempt in range(_READ_ATTEMPTS):
+        if attempt:
+            time.sleep(min(0.05, 0.001 * 2**attempt))  # let a writer in the middle of its moves finish them
         before = read_generation(directory)
         if before % 2 or (directory / INCOMING_DIR / _MANIFEST).is_file():  # files moving, or a sealed write
-            _finish_interrupted(directory)  # waits for a live writer; finishes a dead one's write
+            _finish_if_abandoned(directory)
             continue
         try:
             value, error = read(directory), None
@@ -134,18 +142,27 @@ def read_file_group(directory: str | os.PathLike, read: Callable[[Path], T]) -> 
         if read_generation(directory) == before:
             if error is not None:
                 raise error
-            return value
+            return value, before
     with directory_lock(directory):  # writers kept replacing it: wait for a quiet moment
-        return read(directory)
+        return read(directory), read_generation(directory)
 
 
-def _finish_interrupted(directory: Path) -> None:
+def _finish_if_abandoned(directory: Path) -> None:
+    """Finish the write of a writer that died; a live one (it holds the lock) is left to finish its own:
+    readers never wait in the lock's queue, where a busy writer could keep them."""
+    lock = _lock_of(directory)
     try:
-        with directory_lock(directory):
-            _finish_or_discard(directory)
+        lock.acquire(timeout=0)
+    except Timeout:
+        return
     except OSError as err:
-        raise StoreError(f"{directory}: a write to it was interrupted and cannot be finished from here ({err}); "
-                         "run a command that writes the store (e.g. verify) with write access") from None
+        raise StoreError(f"{directory}: a write to it was interrupted and cannot be finished from here "
+                         f"({err.strerror or err}); run a command that writes the store (e.g. verify) with write "
+                         "access") from None
+    try:
+        _finish_or_discard(directory)
+    finally:
+        lock.release()
 
 
 def _finish_or_discard(directory: Path) -> None:

@@ -35,13 +35,22 @@ from .anchors import MODULES, SCHEMA_VERSION, AnchorSet, BuildInfo
 from .conversation import Conversation
 from .embed import Embedder
 from .errors import StoreError
-from .fileio import directory_lock, json_bytes, read_file_group, replace_file_group
+from .fileio import directory_lock, json_bytes, read_file_group, read_generation, replace_file_group
 
 ANCHORS_FILE = "anchors.json"
 EMBEDDINGS_FILE = "embeddings.npz"
 CONVERSATION_FILE = "conversation.json"
 REPORT_FILE = "build_report.json"
 STORE_FILES = (ANCHORS_FILE, EMBEDDINGS_FILE, CONVERSATION_FILE, REPORT_FILE)  # what save() writes; the rest is left
+
+
+def save_unless_changed(store: AnchorStore, path: str | Path, generation: int | None, advice: str) -> Path:
+    """``store.save(path)``, unless another writer saved ``path`` after ``generation`` was read (``StoreError``
+    ending in ``advice``): for a load-change-save that cannot hold the lock throughout (a build, the app)."""
+    with store_lock(path):
+        if generation is not None and read_generation(path) != generation:
+            raise StoreError(f"{path} was saved by another writer after it was loaded here; {advice}")
+        return store.save(path)
 
 
 def store_lock(path: str | Path) -> AbstractContextManager[None]:
@@ -104,6 +113,7 @@ class AnchorStore:
     report: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
     line_keys: list[str] | None = None  # row order of embeddings["lines"]
+    generation: int | None = None  # of the files in ``path`` when loaded (fileio.read_generation)
 
     def __post_init__(self) -> None:
         self.set_embeddings(self.embeddings)
@@ -189,7 +199,8 @@ class AnchorStore:
     def load(cls, path: str | Path) -> AnchorStore:
         """The store in ``path``: one complete version of it even while a writer replaces it
         (``fileio.read_file_group``), with the human edits kept beside it applied."""
-        store = read_file_group(Path(path), cls._read)
+        store, generation = read_file_group(Path(path), cls._read)
+        store.generation = generation
         from .curate.edits import apply_saved_edits  # edits.jsonl beside the store: human corrections, replayed
 
         return apply_saved_edits(store)

@@ -18,7 +18,7 @@ from typing import Any
 
 from .conversation import Conversation
 from .errors import GravityError
-from .store import ANCHORS_FILE, AnchorStore
+from .store import ANCHORS_FILE, AnchorStore, save_unless_changed
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_data"
@@ -287,9 +287,10 @@ def unmerge_into_workspace(store: AnchorStore, entity_id: str, alias: str, embed
     source = Path(store.path).resolve() if store.path else None
     if source is None or SAMPLE_STORES.resolve() in source.parents:
         target = workspace_dir() / safe_name(f"{source.name if source else store.anchors.conversation_id}-edited")
-    else:
+        edited.save(target)
+    else:  # in place: not over a change the CLI (or another session) saved since this page loaded the store
         target = source
-    edited.save(target)
+        save_unless_changed(edited, target, store.generation, "open it again and split the name off once more")
     return target
 
 

@@ -24,7 +24,7 @@ from gravity_engine.consolidate import consolidate_entities, unmerge_store
 from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.errors import StoreError
 from gravity_engine.fileio import GENERATION_FILE, INCOMING_DIR, read_generation
-from gravity_engine.store import STORE_FILES, AnchorStore, store_lock
+from gravity_engine.store import STORE_FILES, AnchorStore, embed_anchors, store_lock
 
 FORK = multiprocessing.get_context("fork")
 FOREIGN = {".checkpoints/0123abcd/batch-1.json": '{"entities": []}\n', "edits.jsonl": "", "notes.txt": "mine\n"}
@@ -241,10 +241,34 @@ def test_an_update_does_not_save_over_a_change_made_while_it_ran(tmp_path, fake_
             edited.report["edited"] = True  # e.g. an unmerge in the app
             edited.save(folder)
 
-    with pytest.raises(StoreError, match="saved by another writer while this update ran"):
+    with pytest.raises(StoreError, match="saved by another writer after it was loaded here; run the update again"):
         build_store(make_conversation(3), folder, extractor=WordExtractor(), embedder=fake_embedder, update=True,
                     progress=someone_else_saves)
     assert AnchorStore.load(folder).report["edited"] is True
     again = WordExtractor()
     store = build_store(make_conversation(3), folder, extractor=again, embedder=fake_embedder, update=True)
     assert again.seen == [] and "session_3" in store.anchors.built_with.sessions  # the batch was checkpointed
+
+
+def test_the_apps_unmerge_does_not_save_over_a_change_saved_since_it_loaded_the_store(tmp_path, fake_embedder):
+    from gravity_engine.errors import GravityError
+    from gravity_engine.studio import unmerge_into_workspace
+
+    merged = consolidate_entities([[Entity(id="a", name="Priya Raman", type="person", source_ids=["1"])],
+                                   [Entity(id="b", name="priya", type="person", source_ids=["2"])]],
+                                  speakers=["Priya Raman"])
+    [target] = [e for e in merged if e.merges]
+    folder = tmp_path / "workspace" / "s"
+    AnchorStore(anchors=AnchorSet(entities=merged), embeddings=embed_anchors(AnchorSet(entities=merged), fake_embedder),
+                report={}).save(folder)
+    in_the_app = AnchorStore.load(folder)  # the page's cached store
+    from_the_cli = AnchorStore.load(folder)
+    from_the_cli.report["verification"] = {"share": 1.0}
+    from_the_cli.save(folder)
+    with pytest.raises(GravityError, match="saved by another writer after it was loaded here"):
+        unmerge_into_workspace(in_the_app, target.id, "priya", fake_embedder)
+    assert AnchorStore.load(folder).report == {"verification": {"share": 1.0}}  # the CLI's change is kept
+    assert unmerge_into_workspace(AnchorStore.load(folder), target.id, "priya", fake_embedder) == folder.resolve()
+    split = AnchorStore.load(folder)
+    assert sorted(e.name for e in split.anchors.entities) == ["Priya Raman", "priya"]
+    assert split.report["verification"] == {"share": 1.0} and len(split.report["edits"]) == 1
