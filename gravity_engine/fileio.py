@@ -186,7 +186,7 @@ def _roll_forward(directory: Path) -> None:
         generation += 1
         _write_generation(directory, generation)
     for name in manifest["files"]:
-        if (incoming / name).is_file():  # moved already by a write that was killed midway
+        if (incoming / name).is_file():  # not moved yet (a write killed midway moved the ones before it)
             os.replace(incoming / name, directory / name)
     for name in manifest["remove"]:
         (directory / name).unlink(missing_ok=True)
