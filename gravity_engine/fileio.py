@@ -6,8 +6,8 @@ with a manifest, then moves the files into place between two steps of a generati
 while files move). Readers take no lock: they read the generation before and after reading the
 files and read again when it moved (a seqlock). A write killed after the seal is finished by the
 next writer or reader (rolled forward, as SQLite replays a hot journal); one killed before it leaves
-the old group untouched (its leftovers are cleared by the next writer). Files of the directory that are not members of the group (checkpoints,
-human edits) are never touched.
+the old group untouched (its leftovers are cleared by the next writer). Files of the directory that
+are not members of the group (checkpoints, human edits) are never touched.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ store that another backend built instead of scoring it under the requested backe
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from evaluate_fixtures import write_conversation, write_store
+from test_build import WordExtractor, make_conversation
 from typer.testing import CliRunner
 
 import gravity_engine.cli.eval_cmds  # noqa: F401  (registers evaluate)
@@ -24,10 +24,6 @@ from gravity_engine.llm import OpenAIClient
 from gravity_engine.measure import ensure_store
 from gravity_engine.store import AnchorStore
 from gravity_engine.testing.pytest_plugin import local_llm_config
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from evaluate_fixtures import write_conversation, write_store  # noqa: E402
-from test_build import WordExtractor, make_conversation  # noqa: E402
 
 
 class VersionedWordExtractor(WordExtractor):

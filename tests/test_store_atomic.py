@@ -17,14 +17,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_build import WordExtractor, make_conversation
 
 from gravity_engine import fileio
 from gravity_engine.anchors import AnchorSet, Entity
+from gravity_engine.build import build_store
 from gravity_engine.consolidate import consolidate_entities, unmerge_store
 from gravity_engine.conversation import Conversation, Session, Utterance
-from gravity_engine.errors import StoreError
+from gravity_engine.errors import GravityError, StoreError
 from gravity_engine.fileio import GENERATION_FILE, INCOMING_DIR, read_generation
 from gravity_engine.store import STORE_FILES, AnchorStore, embed_anchors, store_lock
+from gravity_engine.studio import unmerge_into_workspace
 
 FORK = multiprocessing.get_context("fork")
 FOREIGN = {".checkpoints/0123abcd/batch-1.json": '{"entities": []}\n', "edits.jsonl": "", "notes.txt": "mine\n"}
@@ -228,10 +231,6 @@ def test_a_second_unmerge_leaves_the_loaded_store_report_alone(fake_embedder):
 
 
 def test_an_update_does_not_save_over_a_change_made_while_it_ran(tmp_path, fake_embedder):
-    from test_build import WordExtractor, make_conversation
-
-    from gravity_engine.build import build_store
-
     folder = tmp_path / "s"
     build_store(make_conversation(2), folder, extractor=WordExtractor(), embedder=fake_embedder)
 
@@ -251,9 +250,6 @@ def test_an_update_does_not_save_over_a_change_made_while_it_ran(tmp_path, fake_
 
 
 def test_the_apps_unmerge_does_not_save_over_a_change_saved_since_it_loaded_the_store(tmp_path, fake_embedder):
-    from gravity_engine.errors import GravityError
-    from gravity_engine.studio import unmerge_into_workspace
-
     merged = consolidate_entities([[Entity(id="a", name="Priya Raman", type="person", source_ids=["1"])],
                                    [Entity(id="b", name="priya", type="person", source_ids=["2"])]],
                                   speakers=["Priya Raman"])
