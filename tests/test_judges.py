@@ -11,16 +11,18 @@ from evaluate_fixtures import QUESTIONS, router, write_conversation, write_store
 from typer.testing import CliRunner
 
 from gravity_engine.cli import app
-from gravity_engine.errors import InputError
+from gravity_engine.errors import ConfigError, InputError
 from gravity_engine.evaluate import EvalSettings, ResultsFile, run_evaluation
 from gravity_engine.evaluate.judge import default_judge_model, load_judge_prompt, read_verdict
 from gravity_engine.evaluate.results import read_run_info
 from gravity_engine.evaluate.runner import make_eval_clients
 from gravity_engine.evaluate.stats import score_table
+from gravity_engine.llm import OpenAIClient
 from gravity_engine.prompts import PROMPTS, judge_longmemeval
 from gravity_engine.prompts.base import read_block
 from gravity_engine.testing import FakeEmbedder
 from gravity_engine.testing.openai_server import ScriptedOpenAIServer
+from gravity_engine.testing.pytest_plugin import local_llm_config
 
 runner = CliRunner()
 
@@ -215,3 +217,23 @@ def test_judge_prompt_version_follows_the_text(tmp_path):
 ], ids=["yes", "no", "correct", "wrong", "json-label", "json-verdict", "incorrect", "none"])
 def test_read_verdict(reply, verdict):
     assert read_verdict(reply) == verdict
+
+
+def test_a_results_folder_keeps_one_judge(tmp_path, allow_local_llm):
+    conv, _ = write_conversation(tmp_path / "data")
+    write_store(tmp_path / "stores", conv, FakeEmbedder())
+    template = tmp_path / "my_judge.txt"
+    template.write_text(TEMPLATE, encoding="utf-8")
+    settings = EvalSettings(dataset="custom", path=conv, out=tmp_path / "res", stores=tmp_path / "stores",
+                            variants=["baseline"], concurrency=1)
+    with ScriptedOpenAIServer(router=_custom_judge_router) as srv:
+        clients = (OpenAIClient(local_llm_config(srv, cache=False)), OpenAIClient(local_llm_config(srv, cache=False)))
+        run_evaluation(settings, *clients)
+        # Adding a variant later with the same judge resumes; another judge prompt would mix two judges.
+        assert run_evaluation(settings.model_copy(update={"variants": ["baseline", "full"]}), *clients).rows_written == 6
+        with pytest.raises(ConfigError, match=r"was judged with judge@3 by gravity-echo; this run would judge with "
+                                              r"judge_custom@\w+ by gravity-echo"):
+            run_evaluation(settings.model_copy(update={"judge_prompt": template, "variants": ["+E"]}), *clients)
+        other_model = OpenAIClient(local_llm_config(srv, cache=False, model="gpt-4o"))
+        with pytest.raises(ConfigError, match="by gpt-4o"):
+            run_evaluation(settings, clients[0], other_model)

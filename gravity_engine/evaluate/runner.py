@@ -439,14 +439,22 @@ class Runner:
         if old is not None and (old.dataset != s.dataset or old.host != s.host):
             raise ConfigError(f"{s.out} holds a {old.dataset} run with host '{old.host}'; "
                               f"choose another --out for {s.dataset} with host '{s.host}'")
+        judge_id = judge_prompt(s.dataset, self.judge_template).id
+        judge_model = getattr(getattr(self.judge_llm, "config", None), "model", None)
+        if old is not None:
+            before = (old.prompt_versions.get("judge"), old.judge_model)
+            if before[0] and (before[0], before[1] or judge_model) != (judge_id, judge_model):
+                # One table, one judge: rows judged by two prompts or models do not add up to one score.
+                raise ConfigError(f"{s.out} was judged with {before[0]} by {before[1]}; this run would judge with "
+                                  f"{judge_id} by {judge_model}. Choose another --out (or the same judge)")
         variants = list(OrderedDict.fromkeys((old.variants if old else []) + plan.variants))
         cfg = getattr(self.answer_llm, "config", None)
         info = RunInfo(dataset=s.dataset, source=str(s.path), host=s.host, variants=variants,
                        answer_model=getattr(cfg, "model", None),
-                       judge_model=getattr(getattr(self.judge_llm, "config", None), "model", None),
+                       judge_model=judge_model,
                        endpoint=cfg.endpoint_label() if cfg is not None else None, backend=s.backend,
                        stores=str(s.stores), include_adversarial=s.include_adversarial,
-                       prompt_versions={"answer": ANSWER.id, "judge": judge_prompt(s.dataset, self.judge_template).id}
+                       prompt_versions={"answer": ANSWER.id, "judge": judge_id}
                        | ({"summarize_batch": SUMMARIZE.id} if "+Sum" in variants else {}),
                        settings=s.model_dump(mode="json", exclude={"variants"}))
         s.out.mkdir(parents=True, exist_ok=True)
