@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from ..anchors import MODULES, AnchorSet, Entity, Event, Granularity, Relation, Topic
 from ..consolidate import record_merge, slug, unmerge
 from ..errors import GravityError, StoreError
-from ..fileio import atomic_write_bytes, atomic_write_text
+from ..fileio import atomic_write_bytes, atomic_write_text, directory_lock
 from ..store import ANCHORS_FILE, AnchorStore
 from .keys import AnchorRef, Resolver, entity_keys, name_key, ref_of
 
@@ -754,15 +754,16 @@ def record_edit(store_dir: str | Path, edit: Any, embedder: Any = None) -> EditO
     """Check the edit against the store as it is now (its edits applied), then append it to the log.
     An edit that cannot apply (stale) is refused with the reason; the new state's vectors are cached."""
     store_dir = Path(store_dir)
-    current = load_edited(store_dir, embedder)
-    outcome = apply_edits(current.anchors, [edit], current.conversation)[0][0]
-    if outcome.status == "stale" or (outcome.status == "already" and edit.kind == "delete_field"):
-        # (a field deletion that finds nothing is a typo now, not a fact of a later build)
-        raise CurationError(f"{describe(edit)}: {outcome.note}")
-    records = read_log(store_dir)
-    if any(r.id == edit.id for r in records):
-        raise CurationError(f"an edit with id {edit.id!r} exists already")
-    write_log(store_dir, [*records, edit])
+    with directory_lock(store_dir):  # the store's writer lock: two people editing at once both keep their edit
+        current = load_edited(store_dir, embedder)
+        outcome = apply_edits(current.anchors, [edit], current.conversation)[0][0]
+        if outcome.status == "stale" or (outcome.status == "already" and edit.kind == "delete_field"):
+            # (a field deletion that finds nothing is a typo now, not a fact of a later build)
+            raise CurationError(f"{describe(edit)}: {outcome.note}")
+        records = read_log(store_dir)
+        if any(r.id == edit.id for r in records):
+            raise CurationError(f"an edit with id {edit.id!r} exists already")
+        write_log(store_dir, [*records, edit])
     load_edited(store_dir, embedder)  # fills the vector cache, so the next load embeds nothing
     return outcome
 
@@ -770,15 +771,16 @@ def record_edit(store_dir: str | Path, edit: Any, embedder: Any = None) -> EditO
 def undo_edit(store_dir: str | Path, edit_id: str, who: str | None = None, why: str = "",
               embedder: Any = None) -> Undo:
     """Undo one edit by id (the others stay); the undo is a record too."""
-    records = read_log(store_dir)
-    edits, undone = active(records)
-    if not any(e.id == edit_id for e in edits):
-        known = ", ".join(e.id for e in edits[-5:]) or "none"
-        raise CurationError(f"no edit {edit_id!r} in {edits_path(store_dir)} (latest: {known})")
-    if edit_id in undone:
-        raise CurationError(f"edit {edit_id!r} is undone already")
-    record = Undo(edit_id=edit_id, why=why, **({"who": who} if who else {}))
-    write_log(store_dir, [*records, record])
+    with directory_lock(store_dir):
+        records = read_log(store_dir)
+        edits, undone = active(records)
+        if not any(e.id == edit_id for e in edits):
+            known = ", ".join(e.id for e in edits[-5:]) or "none"
+            raise CurationError(f"no edit {edit_id!r} in {edits_path(store_dir)} (latest: {known})")
+        if edit_id in undone:
+            raise CurationError(f"edit {edit_id!r} is undone already")
+        record = Undo(edit_id=edit_id, why=why, **({"who": who} if who else {}))
+        write_log(store_dir, [*records, record])
     load_edited(store_dir, embedder)
     return record
 
