@@ -143,16 +143,17 @@ if len(by_host) > 1:
 
 summary = summarize_with_intervals(rows, dataset, seed=int(seed))
 overall = summary[-1]
+st.subheader("Gold answer in context", anchor=False)
 m = st.columns(4)
 m[0].metric("Questions", overall["n"])
-m[1].metric("Gold answer in context, host alone", _pct(overall["coverage_host"]))
-m[2].metric("Gold answer in context, host + Gravity", _pct(overall["coverage_gravity"]),
+m[1].metric("Host alone", _pct(overall["coverage_host"]))
+m[2].metric("Host + Gravity", _pct(overall["coverage_gravity"]),
             delta=f"{overall['coverage_gain'].value * 100:+.0f} pts" if overall["coverage_gain"].value is not None
             else None)
-m[3].metric("Gain, 95% interval", "–" if overall["coverage_gain"].low is None else
-            f"{overall['coverage_gain'].low * 100:+.0f} to {overall['coverage_gain'].high * 100:+.0f} pts",
-            help="Paired bootstrap over the questions (2,000 resamples): the range the gain would likely take on "
-                 "another slice of the same kind. An interval that crosses 0 does not show a gain.")
+gain = overall["coverage_gain"]
+m[3].metric("Gain, 95% interval", "–" if gain.low is None else f"{gain.low * 100:+.0f} … {gain.high * 100:+.0f}",
+            help="Points, paired bootstrap over the questions (2,000 resamples): the range the gain would likely take "
+                 "on another slice of the same kind. An interval that crosses 0 does not show a gain.")
 small = [s for s in summary if s["small"]]
 if small:
     st.warning("Few questions in " + ", ".join(f"{s['label']} (n = {s['n']})" for s in small)
@@ -186,7 +187,7 @@ if not bars.empty:
                                        axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
                                tooltip=["category:N", "setting:N", alt.Tooltip("value:Q", format=".0%"),
                                         alt.Tooltip("low:Q", format=".0%"), alt.Tooltip("high:Q", format=".0%")]),
-        base.mark_rule(color="#1f2933", strokeWidth=1.5).encode(x="low:Q", x2="high:Q"),
+        base.mark_rule(strokeWidth=1.5).encode(x="low:Q", x2="high:Q", color=alt.value("#1f2933")),
     ).properties(height=alt.Step(16))
     st.altair_chart(chart, width="stretch")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from gravity_engine import studio
 from pages._ui import badge, md_escape, require_store
 
 st.title("Gravity Studio")
@@ -48,6 +49,8 @@ with left:
         "fields verified": f"{share:.0%}" if isinstance(share, (int, float)) else "not verified",
         "store folder": str(store.path),
     }
+    st.caption(f"Store folder: {md_escape(store.path)} · the app keeps its caches and the stores it builds or "
+               f"imports in {md_escape(studio.gravity_home())} (set GRAVITY_HOME to move them)")
     st.dataframe([{"": k, "value": v} for k, v in rows.items()], hide_index=True, width="stretch")
 with right:
     st.markdown("#### Go to")

@@ -68,7 +68,7 @@ with st.container(border=True):
         st.session_state["playground_last_pick"] = pick
     question = st.text_input("Question", key="playground_query",
                              placeholder="e.g. When did the model invent a drug dose?")
-    c1, c2, c3 = st.columns([1, 1, 2])
+    c1, c2 = st.columns(2)
     host_names = selectable_hosts()
     blocked = {h: studio.host_unavailable(h, llm_cfg) for h in host_names}
     host_name = c1.selectbox("Host", host_names, key="playground_host",
@@ -77,14 +77,13 @@ with st.container(border=True):
     variant = c2.selectbox("Variant", list(VARIANTS), key="playground_variant",
                            help="full = +EVT; +E/+V/+T single modules; -rrk no rerank; -exp no expansion; "
                                 "+Sum free-form summaries in the same slot.")
-    with c3:
-        st.caption("Switch blocks off to see their effect")
-        t = st.columns(5)
-        use_e = t[0].toggle("Entities", True, key="playground_use_entities")
-        use_v = t[1].toggle("Events", True, key="playground_use_events")
-        use_t = t[2].toggle("Topics", True, key="playground_use_topics")
-        use_x = t[3].toggle("Expansion", True, key="playground_use_expansion")
-        use_r = t[4].toggle("Temporal", True, key="playground_use_temporal")
+    st.caption("Switch parts of Gravity off to see their effect")
+    t = st.columns(5)
+    use_e = t[0].toggle("Entities", True, key="playground_use_entities")
+    use_v = t[1].toggle("Events", True, key="playground_use_events")
+    use_t = t[2].toggle("Topics", True, key="playground_use_topics")
+    use_x = t[3].toggle("Expansion", True, key="playground_use_expansion")
+    use_r = t[4].toggle("Temporal slots", True, key="playground_use_temporal")
     if not blocked.get(host_name) and host_name not in LLM_AT_INGEST:
         studio.host_in_background(store, host_name)  # index while the question is typed
     if blocked.get(host_name):

@@ -84,10 +84,12 @@ def classify_prompt(trace: dict[str, Any]) -> list[dict[str, Any]]:
     removed = [{"kind": "removed", "text": t, "why": "the host's memory, pushed out of the prompt with Gravity"}
                for t in without if t.strip() and t not in after and not any(w.startswith(t) for w in with_)]
     rows: list[dict[str, Any]] = []
+    in_anchors = False
     for t in with_:
         if t.strip() == "</memories>":
             rows += removed
             removed = []
+        in_anchors = (in_anchors or t.strip() == "<anchors>") and t.strip() != "</anchors>"
         if t in before:
             rows.append({"kind": "same", "text": t, "why": ""})
             continue
@@ -106,6 +108,8 @@ def classify_prompt(trace: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append({"kind": "expansion", "text": t,
                          "why": sources.get(_key(mem), "fused from the expansion searches")})
         elif any(title in t for title in titles) or t.strip().startswith("<"):
+            rows.append({"kind": "heading", "text": t, "why": ""})
+        elif in_anchors:  # a profile's or topic's own heading line ("- MedLLM (product)")
             rows.append({"kind": "heading", "text": t, "why": ""})
         else:
             rows.append({"kind": "added", "text": t, "why": "added by Gravity"})
@@ -141,6 +145,8 @@ def prompt_diff_html(rows: list[dict[str, Any]], keep_same: int = 2) -> str:
             why = f'<span class="gs-diff-why">{html.escape(r["why"])}</span>' if r["why"] else ""
             pill = f'<span class="gs-diff-tag">{tag}</span>' if tag else ""
             body = html.escape(r["text"]) or "&nbsp;"
+            if r["kind"] == "removed":  # only the memory is struck through, not the note on why
+                body = f'<span class="gs-diff-strike">{body}</span>'
             if r["kind"] == "extended":  # only the words Gravity appended are highlighted
                 body = (f'{html.escape(r["base"])}<ins class="gs-diff-ins">{html.escape(r["text"][len(r["base"]):])}'
                         "</ins>")
