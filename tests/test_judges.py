@@ -230,7 +230,8 @@ def test_a_results_folder_keeps_one_judge(tmp_path, allow_local_llm):
         clients = (OpenAIClient(local_llm_config(srv, cache=False)), OpenAIClient(local_llm_config(srv, cache=False)))
         run_evaluation(settings, *clients)
         # Adding a variant later with the same judge resumes; another judge prompt would mix two judges.
-        assert run_evaluation(settings.model_copy(update={"variants": ["baseline", "full"]}), *clients).rows_written == 6
+        more = run_evaluation(settings.model_copy(update={"variants": ["baseline", "full"]}), *clients)
+        assert more.rows_written == 6
         with pytest.raises(ConfigError, match=r"was judged with judge@3 by gravity-echo; this run would judge with "
                                               r"judge_custom@\w+ by gravity-echo"):
             run_evaluation(settings.model_copy(update={"judge_prompt": template, "variants": ["+E"]}), *clients)

@@ -92,7 +92,8 @@ def test_cli_ask_shows_which_summaries(store_dir):
 
 def test_stale_or_damaged_summaries_on_file_are_not_used(store_dir, allow_local_llm):
     with ScriptedOpenAIServer(router=summary_router) as srv:
-        ask(AnchorStore.load(store_dir), _host(), QUESTION, "+Sum", llm=OpenAIClient(local_llm_config(srv, cache=False)))
+        client = OpenAIClient(local_llm_config(srv, cache=False))
+        ask(AnchorStore.load(store_dir), _host(), QUESTION, "+Sum", llm=client)
     path = store_dir / SUMMARIES_FILE
     data = json.loads(path.read_text())
     path.write_text(json.dumps(data | {"prompt": "summarize_batch@1"}))  # written by an older prompt

@@ -99,7 +99,8 @@ def load_judge_prompt(path: str | Path) -> PromptTemplate:
     if not text.strip():
         raise InputError("the judge prompt is empty", source=source)
     if len(text) > _MAX_TEMPLATE_CHARS:
-        raise InputError(f"the judge prompt has {len(text):,} characters; at most {_MAX_TEMPLATE_CHARS:,}", source=source)
+        raise InputError(f"the judge prompt has {len(text):,} characters; at most {_MAX_TEMPLATE_CHARS:,}",
+                         source=source)
     used = _placeholders(text, source)
     unknown = sorted(used - set(PLACEHOLDERS))
     if unknown:
@@ -130,9 +131,9 @@ def _placeholders(text: str, source: str) -> set[str]:
             if not field or field.isdigit():
                 raise InputError(f"unnamed placeholder {{{field}}}: name it, one of {known}", source=source)
             if not field.isidentifier() or spec:
-                raise InputError(f"{{{field}{':' + spec if spec else ''}}} is not a placeholder: use {known}, and write "
-                                 "braces that belong to the text doubled ({{ and }}), e.g. "
-                                 '{{"label": "CORRECT"}}', source=source)
+                shown = "{" + field + (":" + spec if spec else "") + "}"
+                raise InputError(f"{shown} is not a placeholder: use {known}, and write braces that belong to the "
+                                 'text doubled ({{ and }}), e.g. {{"label": "CORRECT"}}', source=source)
             names.add(field)
     except ValueError as err:  # a lone '{' or '}'
         raise InputError(f"not a valid template: {err} (write braces that belong to the text doubled: {{{{ and }}}})",
