@@ -6,6 +6,7 @@ import streamlit as st
 
 from gravity_engine import studio
 from gravity_engine.viz import graph as gviz
+from gravity_engine.viz import vega_spec
 from gravity_engine.errors import GravityError
 from pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
 
@@ -63,8 +64,9 @@ if nodes.empty:
     st.warning("No entity matches these filters." + (" Turn off 'Hide unconnected' to see the entities without "
                                                      "edges." if hide_unconnected else ""))
 else:
-    event = st.altair_chart(gviz.graph_chart(nodes, edges, selected=st.session_state.get("graph_selected_entity")),
-                            width="stretch", on_select="rerun", selection_mode=["node", "edge"], key="graph_chart")
+    chart = gviz.graph_chart(nodes, edges, selected=st.session_state.get("graph_selected_entity"))
+    event = st.vega_lite_chart(vega_spec(chart), width="stretch", on_select="rerun", selection_mode=["node", "edge"],
+                               key="graph_chart")
     pick = gviz.clicked(event.selection)
     if pick and pick != st.session_state.get("graph_last_click"):
         st.session_state["graph_last_click"] = pick

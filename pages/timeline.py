@@ -6,6 +6,7 @@ import streamlit as st
 
 from gravity_engine import studio
 from gravity_engine.viz import timeline as tviz
+from gravity_engine.viz import vega_spec
 from gravity_engine.viz import topics as topviz
 from pages._ui import load_store, md_escape, quote_table, require_store
 
@@ -78,8 +79,8 @@ if searching:
 if not marks.empty:
     topic_marks = tviz.topic_lanes_frame(store.anchors, titles, span) if topic_lanes else None
     link_marks = tviz.links_marks(links, marks) if show_links else None
-    st.altair_chart(tviz.timeline_chart(marks, topic_marks, links=link_marks, domain=span, labels=labels,
-                                        searching=searching), width="stretch")
+    chart = tviz.timeline_chart(marks, topic_marks, links=link_marks, domain=span, labels=labels, searching=searching)
+    st.vega_lite_chart(vega_spec(chart), width="stretch")
     outside = int((marks["outside"] != "").sum())
     st.caption("A lane per person (speakers and people named in the store); a point per day, bigger when several "
                "events share it (hover for the list), bars for resolved ranges, triangles for 'on or before' and "

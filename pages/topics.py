@@ -6,6 +6,7 @@ import streamlit as st
 
 from gravity_engine import studio
 from gravity_engine.viz import topics as topviz
+from gravity_engine.viz import vega_spec
 from pages._ui import load_store, md_escape, quote_table, require_store
 
 st.title("Topic arcs")
@@ -30,8 +31,9 @@ c1.metric("Topics", len(anchors.topics))
 c2.metric("Sessions", len(sessions))
 c3.metric("Ongoing", sum(t.status == "ongoing" for t in anchors.topics))
 
-event = st.altair_chart(topviz.heatmap_chart(arcs, sessions, selected=st.session_state.get("topics_selected")),
-                        width="stretch", on_select="rerun", selection_mode="cell", key="topics_heatmap")
+heatmap = topviz.heatmap_chart(arcs, sessions, selected=st.session_state.get("topics_selected"))
+event = st.vega_lite_chart(vega_spec(heatmap), width="stretch", on_select="rerun", selection_mode="cell",
+                           key="topics_heatmap")
 cell = topviz.clicked_cell(event.selection)
 if cell and cell != st.session_state.get("topics_last_cell"):
     st.session_state["topics_last_cell"] = cell
@@ -53,7 +55,7 @@ topic_id = st.selectbox("Topic", list(labels), format_func=labels.get, key="topi
 topic = next(t for t in anchors.topics if t.id == topic_id)
 focus = st.session_state.get("topics_focus_session")
 st.markdown(f"#### {md_escape(titles.get(topic.id, topic.label))}")
-st.altair_chart(topviz.arc_chart(topic, sessions, focus), width="stretch")
+st.vega_lite_chart(vega_spec(topviz.arc_chart(topic, sessions, focus)), width="stretch")
 if topic.summary:
     st.text(topic.summary)
 left, right = st.columns(2)

@@ -18,3 +18,9 @@ TYPE_COLORS = {
 
 def type_color(entity_type: str) -> str:
     return TYPE_COLORS.get((entity_type or "other").lower(), TYPE_COLORS["other"])
+
+
+def vega_spec(chart) -> dict:
+    """An altair chart as the Vega-Lite dict ``st.vega_lite_chart`` draws, without altair's schema validation:
+    it cost 0.2-0.7 s per chart and rerun here, and the tests validate every chart with ``to_dict()``."""
+    return chart.to_dict(validate=False)

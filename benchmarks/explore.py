@@ -1,0 +1,193 @@
+"""Explore pages: how long the entity graph, the timeline and the topic titles take on a whole conversation.
+
+    .venv/bin/python benchmarks/explore.py [--store runs/classic/conv-47] [--no-browser]
+
+Library rows time the calls the pages make (median of 5; chart specs as the pages send them, unvalidated; the graph's layout is computed once per store and
+cached by the page, the chart spec on every rerun). Browser rows start `streamlit run app.py` on 127.0.0.1
+with the store copied into a temporary workspace and drive Debian's chromium with Playwright: from opening
+the graph page to its nodes on screen, and from a click on a node to its profile's heading. A synthetic
+graph of 300 entities checks that the layout scales. Target (issue 12): the graph of a 689-turn
+conversation interactive <= 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+
+def timed(fn, repeat: int = 5) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def synthetic(n: int = 300):
+    from gravity_engine.anchors import AnchorSet, Entity, Relation
+
+    types = ["person", "organization", "place", "product", "pet"]
+    entities = [Entity(id=f"e{i}", name=f"Entity {i}", type=types[i % 5], mentions=1 + i % 9,
+                       source_ids=[f"D{i % 20}:{i}"],
+                       relations=[Relation(predicate=["knows", "works_at", "sister_of", "lives_in"][i % 4],
+                                           target=f"Entity {(i * 7) % i}", target_id=f"e{(i * 7) % i}")]
+                       if 0 < i < 2 * n // 3 else [])
+                for i in range(n)]
+    return AnchorSet(conversation_id="synthetic", entities=entities)
+
+
+def library_rows(store_path: str) -> list[tuple[str, list[float], str]]:
+    from gravity_engine import studio
+    from gravity_engine.store import AnchorStore
+    from gravity_engine.viz import graph as gviz
+    from gravity_engine.viz import timeline as tviz
+    from gravity_engine.viz import vega_spec
+    from gravity_engine.viz import topics as topviz
+
+    store = AnchorStore.load(store_path)
+    sessions = studio.session_by_utterance(store)
+    a = store.anchors
+    n_turns = sum(len(s.utterances) for s in store.conversation.sessions) if store.conversation else 0
+    tag = f"{Path(store_path).name}: {n_turns} turns, {len(a.entities)} entities"
+    g, nodes, edges = gviz.explore_data(a, sessions)
+    rows = [(f"graph: build + merge + layout, once per store ({tag})",
+             timed(lambda: gviz.explore_data(a, sessions)), "cached"),
+            (f"graph: filter + chart spec, every rerun ({len(nodes)} nodes, {len(edges)} edges)",
+             timed(lambda: vega_spec(gviz.graph_chart(*gviz.select_frames(nodes, edges, gviz.filter_graph(g).nodes,
+                                                                          hide_unconnected=True)))), "")]
+    syn = synthetic()
+    sg, sn, se = gviz.explore_data(syn)
+    rows += [(f"graph: build + merge + layout, synthetic {len(syn.entities)} entities / {len(se)} edges",
+              timed(lambda: gviz.explore_data(syn)), "cached"),
+             ("graph: chart spec, synthetic (every node shown)",
+              timed(lambda: vega_spec(gviz.graph_chart(sn, se))), "")]
+    speakers = store.conversation.speakers if store.conversation else []
+    events = tviz.events_frame(a, speakers)
+    span = tviz.conversation_span(events)
+    rows += [(f"timeline: events, links with evidence ({len(events)} events)",
+              timed(lambda: (tviz.events_frame(a, speakers), tviz.supported_links(a, store.conversation))), "cached"),
+             ("timeline: lanes + chart spec, every rerun",
+              timed(lambda: vega_spec(tviz.timeline_chart(tviz.lanes_frame(events, span),
+                                                          tviz.topic_lanes_frame(a, None, span), domain=span))), "")]
+    topviz.topic_titles(a)  # the first call loads spaCy
+    rows.append((f"topics: readable titles ({len(a.topics)} topics, spaCy loaded)",
+                 timed(lambda: topviz.topic_titles(a), 3), "cached"))
+    return rows
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float], str]]:
+    from playwright.sync_api import sync_playwright
+
+    from gravity_engine.store import AnchorStore
+
+    home = Path(tempfile.mkdtemp(prefix="gravity_bench_"))
+    name = Path(store_path).name
+    shutil.copytree(store_path, home / "workspace" / name)
+    biggest = max(AnchorStore.load(store_path).anchors.entities, key=lambda e: e.mentions).name
+    port = _free_port()
+    env = {**os.environ, "GRAVITY_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.address", "127.0.0.1", "--server.port", str(port),
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    nodes = "[data-testid=stVegaLiteChart] svg.marks path[aria-roledescription^='circle']"
+    try:
+        for _ in range(180):
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS, headless=True)
+
+            def open_graph() -> tuple[float, object]:
+                page = browser.new_page(viewport={"width": 1440, "height": 1200})
+                t0 = time.perf_counter()
+                page.goto(f"{url}/graph?store=workspace/{name}")
+                page.locator(nodes).first.wait_for(timeout=120_000)
+                return time.perf_counter() - t0, page
+
+            warm = browser.new_page()
+            warm.goto(url)  # a fresh server paints a blank first page
+            warm.wait_for_timeout(3000)
+            cold, page = open_graph()
+            page.close()
+            opens, switches, clicks = [], [], []
+            for _ in range(repeat):
+                dt, page = open_graph()
+                opens.append(dt)
+                page.wait_for_timeout(1500)  # let the first run finish before clicking
+                t0 = time.perf_counter()
+                page.locator(nodes + f"[aria-label*='entity: {biggest};']").first.click()
+                page.get_by_role("heading", name=biggest, exact=True).wait_for(timeout=60_000)
+                clicks.append(time.perf_counter() - t0)
+                # In the app: from another page to the graph by the sidebar, as a user moves around.
+                page.locator("[data-testid=stSidebar] a[href*='/timeline']").first.click()
+                page.get_by_role("heading", name="Event timeline").wait_for(timeout=60_000)
+                page.wait_for_timeout(1500)
+                t0 = time.perf_counter()
+                page.locator("[data-testid=stSidebar] a[href*='/graph']").first.click()
+                page.locator(nodes).first.wait_for(timeout=60_000)
+                switches.append(time.perf_counter() - t0)
+                page.close()
+            browser.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(home, ignore_errors=True)
+    return [(f"browser: open graph page -> nodes drawn, first visit ({name}: store load, layout)", [cold], ""),
+            ("browser: open graph page -> nodes drawn, later visits (new tab: Streamlit's frontend boots)", opens,
+             ""),
+            ("browser: sidebar link from the timeline -> graph nodes drawn", switches, "<= 2 s"),
+            (f"browser: click a node -> its profile heading ({biggest})", clicks, "<= 2 s")]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--store", default=str(ROOT / "runs" / "classic" / "conv-47"),
+                    help="a store built from one conversation (conv-47 has 689 turns)")
+    ap.add_argument("--no-browser", action="store_true", help="library rows only")
+    args = ap.parse_args()
+    if not Path(args.store, "anchors.json").is_file():
+        sys.exit(f"{args.store}: no anchors.json; build one first, e.g. python -m gravity_engine build "
+                 "../shared/data/locomo10.json --conversation conv-47 --out runs/classic/conv-47")
+    rows = library_rows(args.store)
+    if not args.no_browser:
+        rows += browser_rows(args.store)
+    print(f"| step | median s | min s | max s | n | note |\n|---|---|---|---|---|---|")
+    for label, times, note in rows:
+        print(f"| {label} | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} | {len(times)} "
+              f"| {note} |")
+
+
+if __name__ == "__main__":
+    main()
