@@ -130,18 +130,11 @@ def md_escape(text: object) -> str:
 
 
 def llm_config():
-    """The endpoint from Settings (session only), else the environment; None when nothing is configured."""
-    from gravity_engine.llm import LLMConfig
+    """The endpoint from Settings (session only), else the environment; None when nothing is configured.
+    A bad setting raises ``ConfigError`` naming it (never "no endpoint")."""
+    from gravity_engine.llm.settings import config_from_settings
 
-    s = st.session_state.get("llm_settings", {})
-    values = {k: v for k, v in (("base_url", s.get("base_url", "").strip()), ("api_key", s.get("api_key", "").strip()),
-                                ("model", s.get("model", "").strip())) if v}
-    if "base_url" in values or "api_key" in values:
-        return LLMConfig.build(**values)
-    try:
-        return LLMConfig.from_env(**({"model": values["model"]} if "model" in values else {}))
-    except GravityError:
-        return None
+    return config_from_settings(st.session_state.get("llm_settings", {}))
 
 
 def query_config(variant: str = "full"):

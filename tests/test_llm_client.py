@@ -438,3 +438,26 @@ def test_a_bad_setting_names_the_setting_not_a_missing_endpoint(monkeypatch):
     monkeypatch.setenv("GRAVITY_LLM_STREAM", "maybe")
     with pytest.raises(ConfigError, match="GRAVITY_LLM_STREAM='maybe' is not a yes/no value"):
         LLMConfig.from_env()
+
+
+def test_settings_page_values_are_validated_and_named(monkeypatch):
+    from gravity_engine.llm.settings import PRESETS, config_from_settings, masked_key
+
+    for var in ("GRAVITY_LLM_BASE_URL", "GRAVITY_LLM_API_KEY", "OPENAI_API_KEY", "GRAVITY_LLM_GGUF"):
+        monkeypatch.delenv(var, raising=False)
+    assert config_from_settings({"model": "gpt-4o-mini"}) is None  # nothing configured: offline
+    with pytest.raises(ConfigError, match=r"Settings › Temperature: 'abc' is not a number"):
+        config_from_settings({"temperature": "abc"})
+    with pytest.raises(ConfigError, match=r"Settings › Concurrency: 0: Input should be greater than or equal to 1"):
+        config_from_settings({"base_url": "http://127.0.0.1:8080/v1", "concurrency": 0})
+    with pytest.raises(ConfigError, match=r"Settings › Base URL: 'localhost:8080' is not an http\(s\) URL"):
+        config_from_settings({"base_url": "localhost:8080"})
+    with pytest.raises(ConfigError, match="the OpenAI preset needs a key"):
+        config_from_settings({"preset": "OpenAI"})
+    ollama = config_from_settings({"preset": "Ollama", "model": "llama3.1:8b", "timeout": "300"})
+    assert (ollama.base_url, ollama.concurrency, ollama.timeout) == (PRESETS["Ollama"].base_url, 1, 300.0)
+    llama = config_from_settings({"preset": "llama.cpp", "base_url": "http://127.0.0.1:8000/v1", "json_mode": "json_object"})
+    assert (llama.base_url, llama.json_mode) == ("http://127.0.0.1:8000/v1", "json_object")
+    assert set(PRESETS) == {"OpenAI", "Ollama", "LM Studio", "vLLM", "llama.cpp"}
+    secret = "sk-proj-0123456789abcdefWXYZ"
+    assert masked_key(secret) == "sk-…WXYZ" and secret not in masked_key(secret) and masked_key("short") == "set (hidden)"

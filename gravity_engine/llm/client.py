@@ -76,6 +76,26 @@ def parse_json_reply(content: str, model: type[BaseModel], finish_reason: str = 
         raise InvalidReply(f"JSON does not match the schema: {problems}") from None
 
 
+# Grammar-constrained decoding follows the schema token by token: an array or string without a bound
+# lets a small model repeat itself until the token limit. These bounds keep every reply finite.
+GRAMMAR_MAX_ITEMS = (10, 4)  # top-level arrays, nested arrays
+GRAMMAR_MAX_LENGTH = 200  # characters per string
+
+
+def bounded_schema(schema: Any, depth: int = 0) -> Any:
+    """``schema`` with ``maxItems`` on arrays and ``maxLength`` on strings (existing bounds kept)."""
+    if isinstance(schema, list):
+        return [bounded_schema(s, depth) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: bounded_schema(v, depth + (k == "items")) for k, v in schema.items()}
+    if out.get("type") == "array":
+        out.setdefault("maxItems", GRAMMAR_MAX_ITEMS[0] if depth == 0 else GRAMMAR_MAX_ITEMS[1])
+    if out.get("type") == "string" and "enum" not in out:
+        out.setdefault("maxLength", GRAMMAR_MAX_LENGTH)
+    return out
+
+
 def _schema_instruction(prompt_name: str, schema: dict) -> str:
     return ("Answer with one JSON object only (no prose, no code fences) that follows this JSON schema "
             f"(name: {prompt_name}):\n" + json.dumps(schema, separators=(",", ":")))
@@ -273,7 +293,7 @@ class LLMClient:
         if mode == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": prompt_name, "strict": True, "schema": schema}}
         if mode == "json_object_schema":
-            return {"type": "json_object", "schema": schema}
+            return {"type": "json_object", "schema": bounded_schema(schema)}
         if mode == "json_object":
             return {"type": "json_object"}
         return None

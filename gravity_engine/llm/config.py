@@ -131,12 +131,12 @@ class LLMConfig(BaseModel):
                 "local_model": str(self.local_model) if self.local_model else None, "api_key_set": self.has_key()}
 
 
-def parse_setting(name: str, raw: str, kind) -> object:
+def parse_setting(name: str, raw: str, kind, sep: str = "=") -> object:
     """One setting's text as its type; ``ConfigError`` names the setting and says what was expected."""
     text = str(raw).strip()
     if kind == "bool":
         if text.lower() not in _BOOLS:
-            raise ConfigError(f"{name}={text!r} is not a yes/no value (use 1/0, true/false, yes/no or on/off)")
+            raise ConfigError(f"{name}{sep}{text!r} is not a yes/no value (use 1/0, true/false, yes/no or on/off)")
         return _BOOLS[text.lower()]
     if kind is str:
         return text
@@ -144,7 +144,7 @@ def parse_setting(name: str, raw: str, kind) -> object:
         return kind(text)
     except ValueError:
         what = "a number" if kind is float else "a whole number"
-        raise ConfigError(f"{name}={text!r} is not {what}") from None
+        raise ConfigError(f"{name}{sep}{text!r} is not {what}") from None
 
 
 def env_settings(env) -> dict:

