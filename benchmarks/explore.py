@@ -41,15 +41,21 @@ def timed(fn, repeat: int = 5) -> list[float]:
 
 
 def synthetic(n: int = 300):
+    """A store-sized graph: two thirds of the entities in random trees of one to a few dozen, the rest alone."""
+    import random
+
     from gravity_engine.anchors import AnchorSet, Entity, Relation
 
+    rng = random.Random(7)
     types = ["person", "organization", "place", "product", "pet"]
-    entities = [Entity(id=f"e{i}", name=f"Entity {i}", type=types[i % 5], mentions=1 + i % 9,
-                       source_ids=[f"D{i % 20}:{i}"],
-                       relations=[Relation(predicate=["knows", "works_at", "sister_of", "lives_in"][i % 4],
-                                           target=f"Entity {(i * 7) % i}", target_id=f"e{(i * 7) % i}")]
-                       if 0 < i < 2 * n // 3 else [])
-                for i in range(n)]
+    preds = ["knows", "works_at", "sister_of", "lives_in", "likes"]
+    entities = []
+    for i in range(n):
+        root = i - i % 25  # groups of 25: a component each
+        rels = ([Relation(predicate=rng.choice(preds), target=f"Entity {t}", target_id=f"e{t}")
+                 for t in {rng.randrange(root, i)}] if i < 2 * n // 3 and i > root else [])
+        entities.append(Entity(id=f"e{i}", name=f"Entity {i}", type=types[i % 5], mentions=1 + rng.randrange(30),
+                               source_ids=[f"D{i % 20}:{i}"], relations=rels))
     return AnchorSet(conversation_id="synthetic", entities=entities)
 
 

@@ -224,10 +224,10 @@ def select_frames(nodes: pd.DataFrame, edges: pd.DataFrame, keep: Iterable[str],
 
 
 def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | None = None,
-                height: int = 620) -> alt.LayerChart:
+                height: int | None = None) -> alt.LayerChart:
     """Nodes coloured by type (legend), relation lines with a clickable diamond at their middle, labels
     at a fixed readable size; drag to pan, scroll to zoom. Selections: ``node`` (field ``id``) and ``edge``
-    (field ``edge_id``)."""
+    (field ``edge_id``). The height grows with the number of nodes unless given."""
     types = sorted(set(nodes["type"]))
     color = alt.Color("type:N", title="entity type", scale=alt.Scale(domain=types, range=[type_color(t) for t in types]),
                       legend=alt.Legend(orient="top", direction="horizontal", labelFontSize=13, symbolSize=160))
@@ -265,7 +265,8 @@ def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | Non
                                                 dx=-float(dx) if side == "left" else float(dx), fontSize=13,
                                                 color="#1f2933").encode(x=x, y=y, text="label:N"))
     if not edge_data.empty:
-        shown = edge_data if len(edge_data) <= 150 else edge_data[edge_data["kind"] == "relation"]
+        # Past a few dozen edges their labels cover the nodes: hover the diamonds instead.
+        shown = edge_data[edge_data["kind"] == "relation"] if len(edge_data) <= 60 else edge_data.iloc[0:0]
         layers.append(alt.Chart(shown).mark_text(fontSize=11, color="#52606d", dy=-9).encode(
             x=alt.X("mx:Q"), y=alt.Y("my:Q"), text="label:N"))
         layers.append(alt.Chart(edge_data).mark_point(shape="diamond", filled=True, size=90, color="#52606d",
@@ -273,7 +274,7 @@ def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | Non
             x=alt.X("mx:Q"), y=alt.Y("my:Q"),
             tooltip=[alt.Tooltip("statements:N", title="relation"), alt.Tooltip("evidence:Q", title="utterances")],
         ).add_params(pick_edge))
-    return alt.layer(*layers).properties(height=height)
+    return alt.layer(*layers).properties(height=height or min(1000, 520 + 4 * len(nodes)))
 
 def clicked(selection: Mapping | None) -> tuple[str, str] | None:
     """What a click on :func:`graph_chart` picked: ``("node", entity_id)``, ``("edge", edge_id)`` or None."""
