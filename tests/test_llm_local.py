@@ -146,3 +146,58 @@ def test_model_size_from_names():
     assert tiny.tiny and tiny.warning and "500M parameters" in tiny.label
     big = describe_model(LLMConfig(base_url="http://127.0.0.1:11434/v1", model="llama3.1:8b"))
     assert not big.tiny and big.warning is None
+
+
+# --- the Settings page ---------------------------------------------------------------------------------
+
+def _settings_page(tmp_path):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from studio_stores import make_store
+
+    st.cache_resource.clear()
+    make_store(tmp_path / "demo_store")
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.session_state["store_path"] = str(tmp_path / "demo_store")
+    at.run()
+    at.switch_page("pages/settings.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def _shown(at) -> str:
+    return "\n".join(str(e.value) for kind in (at.caption, at.error, at.warning, at.info, at.success, at.markdown)
+                     for e in kind) + "\n".join(str(t.value) for t in at.text_input)
+
+
+def test_settings_page_names_a_bad_setting_and_never_shows_the_key(tmp_path, monkeypatch):
+    for var in ("GRAVITY_LLM_BASE_URL", "GRAVITY_LLM_API_KEY", "OPENAI_API_KEY", "GRAVITY_LLM_GGUF"):
+        monkeypatch.delenv(var, raising=False)
+    at = _settings_page(tmp_path)
+    assert "No endpoint configured" in _shown(at)
+    at.text_input(key="settings_temperature").set_value("abc").run()
+    assert [e.value for e in at.error] == ["Settings › Temperature: 'abc' is not a number"]
+    assert "No endpoint configured" not in _shown(at)
+    at.text_input(key="settings_temperature").set_value("0").run()
+    secret = "sk-proj-0123456789abcdefWXYZ"
+    at.text_input(key="settings_api_key").set_value(secret).run()
+    assert at.session_state["llm_settings"]["api_key"] == secret
+    assert at.text_input(key="settings_api_key").value == ""  # the box is emptied: never drawn again
+    assert secret not in _shown(at) and "sk-…WXYZ" in _shown(at)
+
+
+def test_settings_page_presets_fill_the_endpoint(tmp_path, monkeypatch):
+    for var in ("GRAVITY_LLM_BASE_URL", "GRAVITY_LLM_API_KEY", "OPENAI_API_KEY", "GRAVITY_LLM_GGUF"):
+        monkeypatch.delenv(var, raising=False)
+    at = _settings_page(tmp_path)
+    at.selectbox(key="settings_preset").set_value("Ollama").run()
+    assert at.text_input(key="settings_base_url").value == "http://127.0.0.1:11434/v1"
+    assert at.number_input(key="settings_concurrency").value == 1
+    at.text_input(key="settings_model").set_value("qwen2.5:0.5b").run()
+    assert not at.error, [e.value for e in at.error]
+    assert "qwen2.5:0.5b" in _shown(at) and any("tiny model" in w.value for w in at.warning)
+    at.selectbox(key="settings_preset").set_value("Local model file").run()
+    at.text_input(key="settings_local_model").set_value(str(tmp_path / "missing.gguf")).run()
+    assert any("missing.gguf does not exist" in e.value for e in at.error)
