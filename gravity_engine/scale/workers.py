@@ -57,26 +57,32 @@ def run_local(jobs: list[BuildJob], workers: int = 1, progress: Progress | None 
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init_worker,
-                             initargs=(threads, embedding_model, dict(os.environ))) as pool:
-        pending = {pool.submit(run_job, job): job for job in jobs}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    job = pending.pop(future)
-                    try:
-                        row = future.result()
-                    except BrokenProcessPool:
-                        # A worker died (killed, out of memory): its job and those queued behind it fail
-                        # with the reason; their checkpoints stay for the rerun.
-                        row = JobResult(job.conversation.id, "failed", out_dir=str(job.out_dir),
-                                        error="the worker process died (killed or out of memory); run again to resume")
-                    results.append(row)
-                    notify(row)
-        except KeyboardInterrupt:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=init_worker,
+                               initargs=(threads, embedding_model, dict(os.environ)))
+    pending = {pool.submit(run_job, job): job for job in jobs}
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                job = pending.pop(future)
+                try:
+                    row = future.result()
+                except BrokenProcessPool:
+                    # A worker died (killed, out of memory): its job and those queued behind it fail
+                    # with the reason; their checkpoints stay for the rerun.
+                    row = JobResult(job.conversation.id, "failed", out_dir=str(job.out_dir),
+                                    error="the worker process ended (killed, out of memory, or it could not start); "
+                                          "run again to resume")
+                results.append(row)
+                notify(row)
+    except BaseException:
+        # Interrupted (Ctrl-C, or SIGINT to this process alone): stop the builds in progress rather than
+        # wait for them; their finished batches are checkpointed and the rerun resumes there.
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in multiprocessing.active_children():
+            process.terminate()
+        raise
+    pool.shutdown(wait=True)
     return results
 
 
