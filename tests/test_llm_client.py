@@ -461,3 +461,25 @@ def test_settings_page_values_are_validated_and_named(monkeypatch):
     assert set(PRESETS) == {"OpenAI", "Ollama", "LM Studio", "vLLM", "llama.cpp"}
     secret = "sk-proj-0123456789abcdefWXYZ"
     assert masked_key(secret) == "sk-…WXYZ" and secret not in masked_key(secret) and masked_key("short") == "set (hidden)"
+
+
+def test_cli_llm_options_reach_the_requests(tmp_path, scripted_openai, monkeypatch, fake_embedder):
+    from typer.testing import CliRunner
+
+    from gravity_engine.cli import app
+
+    for var in ("GRAVITY_LLM_JSON_MODE", "GRAVITY_LLM_CONCURRENCY", "GRAVITY_LLM_TIMEOUT", "GRAVITY_LLM_GGUF"):
+        monkeypatch.delenv(var, raising=False)  # restored after the test: the options set them for the process
+    monkeypatch.setenv("GRAVITY_LLM_BASE_URL", scripted_openai.base_url)
+    monkeypatch.setenv("GRAVITY_LLM_MODEL", "gravity-echo")
+    monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
+    conv = tmp_path / "c.jsonl"
+    conv.write_text("\n".join(json.dumps({"id": f"S1:{i}", "session": "s1", "timestamp": "2024-05-14 18:30",
+                                          "speaker": "Ana", "text": f"I painted a sunrise last week, part {i}."})
+                              for i in range(1, 4)) + "\n")
+    result = CliRunner().invoke(app, ["--llm-json-mode", "json_object", "--llm-concurrency", "2", "--llm-timeout", "30",
+                                      "build", str(conv), "--backend", "llm", "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert [r["response_format"] for r in scripted_openai.chat_requests()] == [{"type": "json_object"}]
+    bad = CliRunner().invoke(app, ["--llm-timeout", "-1", "build", str(conv), "--backend", "llm", "--out", str(tmp_path / "t")])
+    assert bad.exit_code == 2 and "--llm-timeout -1.0: Input should be greater than 0" in bad.output

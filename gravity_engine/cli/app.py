@@ -20,12 +20,22 @@ app = typer.Typer(
 
 
 @app.callback()
-def _start() -> None:
-    """Process start: thread limits are set here, once, before any command starts a worker thread."""
+def _start(
+    llm_json_mode: str = typer.Option(None, help="auto, json_schema, json_object_schema, json_object or prompt "
+                                                  "(env GRAVITY_LLM_JSON_MODE)."),
+    llm_concurrency: int = typer.Option(None, help="Most LLM requests in flight (env GRAVITY_LLM_CONCURRENCY)."),
+    llm_timeout: float = typer.Option(None, help="Seconds without a token before a request is retried "
+                                                 "(env GRAVITY_LLM_TIMEOUT)."),
+    llm_gguf: str = typer.Option(None, help="A GGUF model file to serve locally with llama.cpp (env GRAVITY_LLM_GGUF)."),
+) -> None:
+    """Process start: thread limits are set here, once, before any command starts a worker thread;
+    the --llm-* options become this process's GRAVITY_LLM_* settings."""
+    from ..llm.settings import apply_cli_options
     from ..threads import configure
 
     try:
         configure()
+        apply_cli_options(json_mode=llm_json_mode, concurrency=llm_concurrency, timeout=llm_timeout, gguf=llm_gguf)
     except GravityError as err:
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
         raise typer.Exit(code=2) from None

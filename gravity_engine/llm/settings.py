@@ -113,3 +113,31 @@ def masked_key(key: str) -> str:
     if not key:
         return ""
     return f"{key[:3]}…{key[-4:]}" if len(key) >= 16 else "set (hidden)"
+
+
+# CLI option -> environment variable: global options are the environment for this one process.
+CLI_ENV = {"json_mode": "GRAVITY_LLM_JSON_MODE", "concurrency": "GRAVITY_LLM_CONCURRENCY",
+           "timeout": "GRAVITY_LLM_TIMEOUT", "gguf": "GRAVITY_LLM_GGUF"}
+
+
+def apply_cli_options(**options: Any) -> None:
+    """``--llm-json-mode`` and friends: checked now (a bad one is a ``ConfigError`` naming the option),
+    then set as ``GRAVITY_LLM_*`` for this process, so every command reads them as it reads the environment."""
+    given = {k: v for k, v in options.items() if v is not None and str(v).strip() != ""}
+    unknown = set(given) - set(CLI_ENV)
+    if unknown:
+        raise ConfigError(f"unknown LLM option(s): {', '.join(sorted(unknown))}")
+    for key, value in given.items():
+        if key == "gguf":
+            continue
+        try:
+            LLMConfig.build(**{key: value})
+        except ConfigError as err:
+            reason = str(err).split(": ", 1)[-1]
+            raise ConfigError(f"--llm-{key.replace('_', '-')} {value!r}: {reason}") from None
+    if "gguf" in given:
+        from .models import describe_file
+
+        describe_file(given["gguf"])  # the file is checked now; its server starts when a command needs it
+    for key, value in given.items():
+        os.environ[CLI_ENV[key]] = str(value)
