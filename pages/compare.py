@@ -63,16 +63,19 @@ for tab, (module, md) in zip(tabs, result.modules.items()):
             st.caption(f"No difference: {md.unchanged} anchors are the same in A and B.")
             continue
         left, right = st.columns(2)
-        left.markdown(f"**Only in A** ({len(md.removed)})")
-        left.dataframe([{"anchor": s.name, "detail": s.detail, "sources": ", ".join(s.source_ids[:4])}
-                        for s in md.removed], hide_index=True, width="stretch", key=f"compare_removed_{module}")
-        right.markdown(f"**Only in B** ({len(md.added)})")
-        right.dataframe([{"anchor": s.name, "detail": s.detail, "sources": ", ".join(s.source_ids[:4])}
-                         for s in md.added], hide_index=True, width="stretch", key=f"compare_added_{module}")
+        for col, title, listed, name in ((left, "Only in A", md.removed, "removed"),
+                                         (right, "Only in B", md.added, "added")):
+            col.markdown(f"**{title}** ({len(listed)})")
+            if listed:
+                col.dataframe([{"anchor": s.name, "detail": s.detail, "sources": ", ".join(s.source_ids[:4])}
+                               for s in listed], hide_index=True, width="stretch", key=f"compare_{name}_{module}")
+            else:
+                col.caption("none")
         st.markdown(f"**Changed** ({len(md.changed)})")
-        st.dataframe([{"anchor": c.a.name, "matched by": c.matched_by, "field": f.field, "A": f.before, "B": f.after}
-                      for c in md.changed for f in c.changes], hide_index=True, width="stretch",
-                     key=f"compare_changed_{module}")
+        if md.changed:
+            st.dataframe([{"anchor": c.a.name, "matched by": c.matched_by, "field": f.field, "A": f.before,
+                           "B": f.after} for c in md.changed for f in c.changes], hide_index=True, width="stretch",
+                         key=f"compare_changed_{module}")
         sides = ([("A", s) for s in md.removed] + [("B", s) for s in md.added]
                  + [("A and B", c.b) for c in md.changed])
         if sides:
@@ -81,8 +84,7 @@ for tab, (module, md) in zip(tabs, result.modules.items()):
             side = sides[pick][1]
             st.markdown(f"{md_escape(sides[pick][0])}: **{md_escape(side.name)}** ({md_escape(side.detail)})")
             quoted = store_b if sides[pick][0] != "A" else load_store(a_path, studio.store_mtime(a_path))
-            quote_table(quoted, side.source_ids[:20],
-                        key=f"compare_quotes_{module}")
+            quote_table(quoted, side.source_ids[:20], key=f"compare_quotes_{module}")
 
 st.subheader("Effect on answers", anchor=False)
 with st.form("compare_prompts"):

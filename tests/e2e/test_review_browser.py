@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from test_browser import ROOT, _open, _settle, _shot, app_url, browser, page  # noqa: F401  (fixtures)
+from test_browser import ROOT, _open, _settle, _shot, app_url, browser, page, playwright_api  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.e2e
 
@@ -70,7 +70,9 @@ def test_fix_a_type_on_review_and_see_it_in_the_graph_after_a_rebuild(app_url, p
     page.get_by_role("button", name="Open in the entity graph").click()
     page.get_by_role("heading", name="Entity graph").first.wait_for(timeout=90_000)
     _settle(page)
-    page.get_by_text("Ballard (place", exact=False).first.wait_for(timeout=60_000)
+    # the graph's profile picker shows the open entity with its type: "Ballard (place, 5 mentions)"
+    playwright_api.expect(page.get_by_role("combobox", name="Entity", exact=True)).to_have_value(
+        re.compile(r"^Ballard \(place"), timeout=60_000)
     assert page.locator("[data-testid='stException']").count() == 0
 
     _sidebar(page, "compare", "Compare builds")
