@@ -31,9 +31,11 @@ TURNS = [("Nadia", "I was elected treasurer of the garden club yesterday."),
 
 
 @pytest.fixture(scope="session")
-def local_settings():
-    """The model's server, started once for the session (the engine stops it at exit)."""
-    return local_model_settings(MODEL)
+def local_settings(tmp_path_factory):
+    """The model's server, started once for the session (the engine stops it at exit); its log in a temp folder."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRAVITY_HOME", str(tmp_path_factory.mktemp("local_llm_home")))
+        return local_model_settings(MODEL)
 
 
 @pytest.fixture
