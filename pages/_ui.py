@@ -14,7 +14,6 @@ import streamlit as st
 from gravity_engine import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.store import AnchorStore
-from gravity_engine.viz import MODULE_COLORS
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE_LABELS = {"entities": "Entities", "events": "Events", "topics": "Topics"}
@@ -107,6 +106,9 @@ def badge(module: str, text: str | None = None) -> str:
 
 
 def module_color(module: str) -> str:
+    # Imported here: gravity_engine.viz brings altair and networkx, which the first page does not need.
+    from gravity_engine.viz import MODULE_COLORS
+
     return MODULE_COLORS[module]
 
 

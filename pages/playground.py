@@ -222,18 +222,20 @@ sigma = trace["config"].get("sigma", 0)
 mods = [mo for mo in ("entities", "events", "topics") if mo in trace["modules"]]
 if not mods:
     st.caption("No anchor module is on for this variant.")
-for tab, module in zip(st.tabs([f"{mo} ({len(trace['modules'][mo]['kept_ids'])} kept)" for mo in mods] or ["–"]),
-                       mods):
-    mt = trace["modules"][module]
-    with tab:
-        st.caption(f"{mt['n_candidates']} candidates ({mt['n_native']} native, {mt['n_widened']} widened by dense "
-                   f"match, {mt['n_temporal']} in temporal slots) of {mt['n_anchors']} anchors; K = {mt['k']}, "
-                   f"σ = {sigma}")
-        cands = pd.DataFrame(mt["candidates"], columns=["rank", "anchor_id", "label", "native_reason", "cosine",
-                                                        "status", "kept"])
-        if cands.empty:
-            st.caption("No candidates.")
-            continue
+# One module at a time: drawing every module's chart and table at once made each answer slow to appear.
+shown = st.segmented_control("Module", mods, default=mods[0] if mods else None, key="playground_module",
+                             format_func=lambda mo: f"{mo} ({len(trace['modules'][mo]['kept_ids'])} kept)") \
+    if mods else None
+if shown is not None:
+    mt = trace["modules"][shown]
+    st.caption(f"{mt['n_candidates']} candidates ({mt['n_native']} native, {mt['n_widened']} widened by dense "
+               f"match, {mt['n_temporal']} in temporal slots) of {mt['n_anchors']} anchors; K = {mt['k']}, "
+               f"σ = {sigma}")
+    cands = pd.DataFrame(mt["candidates"], columns=["rank", "anchor_id", "label", "native_reason", "cosine",
+                                                    "status", "kept"])
+    if cands.empty:
+        st.caption("No candidates.")
+    else:
         if cands["cosine"].notna().any():
             top = cands.head(25).copy()
             bars = alt.Chart(top).mark_bar().encode(
@@ -246,7 +248,7 @@ for tab, module in zip(st.tabs([f"{mo} ({len(trace['modules'][mo]['kept_ids'])} 
             rule = alt.Chart(pd.DataFrame({"sigma": [sigma]})).mark_rule(color="#E45756", strokeDash=[5, 3]).encode(
                 x="sigma:Q")
             st.altair_chart((bars + rule).properties(height=max(120, 22 * len(top))), width="stretch")
-        st.dataframe(cands, hide_index=True, width="stretch")
+        st.dataframe(cands, hide_index=True, width="stretch", key="playground_candidates")
 
 st.subheader("Expansion queries", anchor=False)
 if trace["expansions"]:
