@@ -84,7 +84,7 @@ def test_cli_build_from_a_model_file(tmp_path, monkeypatch, fake_embedder, local
 
 @pytest.mark.local_llm
 @needs_model
-def test_ask_answers_with_and_without_gravity(local_config, fake_embedder):
+def test_ask_answers_with_and_without_gravity(local_config, embedder):
     from gravity_engine.hosts import get_host
     from gravity_engine.query import ask
     from gravity_engine.store import AnchorStore
@@ -93,7 +93,7 @@ def test_ask_answers_with_and_without_gravity(local_config, fake_embedder):
     host = get_host("bm25")
     config = local_config.model_copy(update={"max_tokens": 48})
     client = OpenAIClient(config)
-    result = ask(store, host, "Where does Priya work?", "full", llm=client, embedder=fake_embedder)
+    result = ask(store, host, "Where does Priya work?", "full", llm=client, embedder=embedder)
     answers = result.trace.answers
     assert answers["with"].strip() and answers["without"].strip(), answers
     assert client.usage.total().calls == 2 and client.usage.total().failures == 0
