@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from gravity_engine import studio
@@ -80,11 +81,17 @@ if not marks.empty:
     topic_marks = tviz.topic_lanes_frame(store.anchors, titles, span) if topic_lanes else None
     link_marks = tviz.links_marks(links, marks) if show_links else None
     chart = tviz.timeline_chart(marks, topic_marks, links=link_marks, domain=span, labels=labels, searching=searching)
-    st.vega_lite_chart(vega_spec(chart), width="stretch")
+    event = st.vega_lite_chart(vega_spec(chart), width="stretch", on_select="rerun", selection_mode="event",
+                               key="timeline_chart")
+    clicked = tviz.clicked_events(event.selection)
+    if clicked and clicked != st.session_state.get("timeline_last_click"):
+        st.session_state["timeline_last_click"] = clicked
+        st.session_state["timeline_selected_event"] = clicked[0]
+        st.rerun()  # open the clicked day's first event in Sources
     outside = int((marks["outside"] != "").sum())
     st.caption("A lane per person (speakers and people named in the store); a point per day, bigger when several "
                "events share it (hover for the list), bars for resolved ranges, triangles for 'on or before' and "
-               "'on or after'. Red rings: dates to check. Dashed lines: cause/follow links whose utterances show "
+               "'on or after'. Click a point to read its sources below. Red rings: dates to check. Dashed lines: cause/follow links whose utterances show "
                "them. Drag to pan, scroll to zoom."
                + (f" {outside} points lie outside the range shown and sit on its edge; turn on 'Whole range' to "
                   "place them." if outside else ""))
@@ -127,6 +134,9 @@ with tab_links:
 st.subheader("Sources", anchor=False)
 by_id = {v.id: v for v in store.anchors.events}
 pool = listed if not listed.empty else shown
+clicked_ids = [i for i in st.session_state.get("timeline_last_click", []) if i not in set(pool["id"])]
+if clicked_ids:  # a faded point (outside the search) was clicked: it can still be opened
+    pool = pd.concat([pool, events[events["id"].isin(clicked_ids)]])
 labels_by_id = {r.id: f"{r.date_start.date() if r.resolved else (r.when_text or 'undated')} · {r.what[:80]}"
                 for r in pool.itertuples()}
 if searching and st.session_state.get("timeline_last_search") != search and labels_by_id:

@@ -181,6 +181,9 @@ def test_timeline_search_and_entity_filter():
     assert marks.set_index("ids").loc["evt_3", "match"] and not marks.set_index("ids").loc["evt_1", "match"]
     spec = timeline.timeline_chart(marks, searching=True).to_dict()
     assert "datum.match" in str(spec)
+    assert {"zoom", "event"} <= {p["name"] for p in spec["params"]}  # zoom the axis, click a point
+    assert timeline.clicked_events({"event": [{"ids": "evt_1, evt_9"}]}) == ["evt_1", "evt_9"]
+    assert timeline.clicked_events({"event": {}}) == []
 
 
 def test_topic_lanes_under_people():

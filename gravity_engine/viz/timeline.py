@@ -241,7 +241,8 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
                    labels: bool = True, searching: bool = False, lane_height: int = 46) -> alt.LayerChart:
     """Person lanes (one colour each), then topic lanes; a point per day (size: how many events; hover: the
     list), a bar for ranges, triangles for 'on or before/after', a red ring on suspicious dates, a dashed
-    line for each link with evidence. Drag to pan, scroll to zoom the time axis."""
+    line for each link with evidence. Drag to pan, scroll to zoom the time axis; a click selects a point
+    (selection ``event``, field ``ids``: the ids of the events on that day)."""
     person_lanes = list(marks.groupby("lane")["n"].sum().sort_values(ascending=False).index)
     if NO_PERSON in person_lanes:
         person_lanes.remove(NO_PERSON)
@@ -286,7 +287,7 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
                         scale=alt.Scale(domain=["on", "on or before", "on or after"],
                                         range=["circle", "triangle-left", "triangle-right"]),
                         legend=alt.Legend(orient="top", symbolFillColor="#7b8794", symbolStrokeWidth=0)),
-        tooltip=tooltip).add_params(zoom))
+        tooltip=tooltip).add_params(zoom, alt.selection_point(name="event", fields=["ids"], on="click", toggle=False)))
     # A search labels what it found even when labels are off: the match must be findable at a glance.
     labelled = marks if labels and not searching else marks[marks["match"]] if searching else None
     if labelled is not None and not labelled.empty:
@@ -299,6 +300,14 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
                      alt.Tooltip("mentions:Q"), alt.Tooltip("state:N", title="in this session"),
                      alt.Tooltip("outside:N", title="actual date")]))
     return alt.layer(*layers).properties(height=max(160, lane_height * len(lanes)))
+
+
+def clicked_events(selection) -> list[str]:
+    """The event ids of a clicked timeline point (:func:`timeline_chart`), or []."""
+    picked = (selection or {}).get("event") or []
+    if isinstance(picked, list) and picked and isinstance(picked[0], dict) and picked[0].get("ids"):
+        return str(picked[0]["ids"]).split(", ")
+    return []
 
 
 def links_marks(links: pd.DataFrame, marks: pd.DataFrame) -> pd.DataFrame:
