@@ -237,8 +237,9 @@ with st.container(border=True):
                                   key="review_date_start")
             end = c2.date_input("To (inclusive)", value=date.fromisoformat((anchor.date_end or anchor.date_start)[:10])
                                 if anchor.date_start else None, key="review_date_end")
-            gran = c3.selectbox("Granularity", ["day", "week", "month", "season", "year", "range", "before", "after"],
-                                key="review_date_gran")
+            grains = ["day", "week", "month", "season", "year", "range", "before", "after"]
+            gran = c3.selectbox("Granularity", grains, key="review_date_gran",
+                                index=grains.index(anchor.granularity) if anchor.granularity in grains else 0)
             when = st.text_input("As said", value=anchor.when_text, key="review_when")
             if st.form_submit_button("Set date") and (e := make("set_date", date_start=start, date_end=end or start,
                                                                 granularity=gran if start else None, when_text=when)):

@@ -40,6 +40,8 @@ def test_fix_a_type_on_review_and_see_it_in_the_graph_after_a_rebuild(app_url, p
     page.get_by_text("Most likely wrong").first.wait_for(timeout=60_000)
     assert page.locator("[data-testid='stException']").count() == 0
     _shot(page, "review")
+    page.get_by_role("button", name=re.compile("^Suggested fix")).first.scroll_into_view_if_needed()
+    _shot(page, "review-item")  # the top item: its reasons, sources and suggested fix
 
     # Ballard is a neighbourhood of Seattle; the classic build calls it an organization.
     _pick(page, "Review or edit", "Ballard")
