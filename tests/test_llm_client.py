@@ -483,3 +483,20 @@ def test_cli_llm_options_reach_the_requests(tmp_path, scripted_openai, monkeypat
     assert [r["response_format"] for r in scripted_openai.chat_requests()] == [{"type": "json_object"}]
     bad = CliRunner().invoke(app, ["--llm-timeout", "-1", "build", str(conv), "--backend", "llm", "--out", str(tmp_path / "t")])
     assert bad.exit_code == 2 and "--llm-timeout -1.0: Input should be greater than 0" in bad.output
+
+
+def test_grammar_schema_is_bounded_so_a_small_model_cannot_loop(server):
+    from gravity_engine.llm.client import GRAMMAR_MAX_ITEMS, GRAMMAR_MAX_LENGTH, bounded_schema
+
+    schema = PROMPTS["extract_fused"].json_schema()
+    bounded = bounded_schema(schema)
+    entities = bounded["properties"]["entities"]
+    assert entities["maxItems"] == GRAMMAR_MAX_ITEMS[0]
+    assert entities["items"]["properties"]["aliases"]["maxItems"] == GRAMMAR_MAX_ITEMS[1]
+    assert entities["items"]["properties"]["name"]["maxLength"] == GRAMMAR_MAX_LENGTH
+    assert "maxLength" not in bounded["properties"]["events"]["items"]["properties"]["granularity"]  # an enum
+    assert schema == PROMPTS["extract_fused"].json_schema()  # the prompt's own schema is untouched
+    server.push(ENTITIES)
+    make(server, json_mode="json_object_schema").complete_json(PROMPTS["extract_entities"], CONTEXT)
+    fmt = server.chat_requests()[0]["response_format"]
+    assert fmt["type"] == "json_object" and fmt["schema"]["properties"]["entities"]["maxItems"] == GRAMMAR_MAX_ITEMS[0]
