@@ -238,3 +238,54 @@ def test_edits_survive_a_real_rebuild_and_an_update(built):
     [o] = curation_of(store).outcomes
     assert o.status in ("applied", "already")  # an update extends the edited anchors; either way it holds
     assert json.loads((part / EDITS_FILE).read_text().splitlines()[0])["kind"] == "set_type"
+
+
+def test_cli_edit_edits_undo_review_and_diff(tmp_path):
+    from typer.testing import CliRunner
+
+    from gravity_engine.cli import app
+
+    runner = CliRunner()
+    path = tmp_path / "store"
+    make_store(path)
+    p = str(path)
+
+    def run(*args, code=0):
+        result = runner.invoke(app, list(args))
+        assert result.exit_code == code, result.output
+        assert "Traceback" not in result.output
+        return result.output
+
+    out = run("edit", p, "set_type", "Biscuit", "organization", "--why", "a test", "--who", "cli")
+    edit_id = out.split(":")[0]
+    assert "type -> organization — applied" in out
+    run("edit", p, "set-date", "evt_4", "2023-09-01", "--end", "2023-09-30", "--granularity", "month")
+    run("edit", p, "add_relation", "Marco", "friend_of", "--object", "Priya", "--source", "D1:2")
+    run("edit", p, "merge", "Dr. Chen", "Marco")
+    listed = run("edits", p)
+    assert listed.count("applied") >= 4 and "cli: entity 'Biscuit'" in listed and "why: a test" in listed
+    store = AnchorStore.load(path)
+    assert _entity(store, "Biscuit").type == "organization"
+    assert next(v for v in store.anchors.events if v.id == "evt_4").date_label() == "2023-09-01..2023-09-30"
+
+    assert "undid " + edit_id in run("undo", p, edit_id)
+    assert _entity(AnchorStore.load(path), "Biscuit").type == "pet"
+    assert "undone" in run("edits", p)
+
+    queue = run("review", p, "--top", "3")
+    assert "anchors to review" in queue and "no date" not in queue  # evt_4 has its date now
+    diff = run("diff", p, p, "--a-raw")
+    assert "- 'Dr. Chen'" in diff and "aliases: '' -> 'Dr. Chen'" in diff and "friend_of Priya" in diff
+    data = json.loads(run("edits", p, "--json"))
+    assert [d["status"] for d in data][:1] == ["undone"]
+
+    # bad input: one line, exit code 2
+    assert "needs the new type" in run("edit", p, "set_type", "Biscuit", code=2)
+    assert "no entity 'Nobody'" in run("edit", p, "delete", "Nobody", code=2)
+    assert "unknown edit kind 'explode'" in run("edit", p, "explode", "Biscuit", code=2)
+    assert "evidence D9:9 is not an utterance" in run("edit", p, "add_relation", "Marco", "likes", "--object", "tea",
+                                                      "--source", "D9:9", code=2)
+    assert "no edit 'ed-nope'" in run("undo", p, "ed-nope", code=2)
+    assert "no anchors.json here" in run("review", str(tmp_path / "nowhere"), code=2)
+    (path / EDITS_FILE).write_text("not json\n")
+    assert "edits.jsonl line 1" in run("edits", p, code=2)
