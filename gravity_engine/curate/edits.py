@@ -19,7 +19,6 @@ import contextvars
 import getpass
 import hashlib
 import io
-import json
 import os
 import re
 import shutil
@@ -34,7 +33,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-from ..anchors import MODULES, AnchorSet, Entity, Event, Granularity, Relation, Topic
+from ..anchors import MODULES, AnchorSet, Entity, Event, Granularity, Relation
 from ..consolidate import record_merge, slug, unmerge
 from ..errors import GravityError, StoreError
 from ..fileio import atomic_write_bytes, atomic_write_text, directory_lock
@@ -328,8 +327,8 @@ class _Apply:
         return EditOutcome(edit, "applied", "", anchor.id)
 
     def _merge(self, edit: Merge, alias: Entity | None, why: str) -> EditOutcome:
-        if edit.target.module != "entities" or edit.into.module != "entities":
-            return EditOutcome(edit, "stale", "only entities merge")
+        if edit.into.module != "entities":
+            return EditOutcome(edit, "stale", "an entity merges into an entity only")
         into, why_into = self.resolve.find(edit.into)
         if into is None:
             return EditOutcome(edit, "stale", f"merge target: {why_into}")
@@ -349,8 +348,6 @@ class _Apply:
         return EditOutcome(edit, "applied", "", into.id)
 
     def _split(self, edit: Split, e: Entity | None, why: str) -> EditOutcome:
-        if edit.target.module != "entities":
-            return EditOutcome(edit, "stale", "only entities split")
         if e is None:
             return EditOutcome(edit, "stale", why)
         key = name_key(edit.alias)
@@ -451,8 +448,6 @@ class _Apply:
         return EditOutcome(edit, "applied", "", v.id)
 
     def _add_relation(self, edit: AddRelation, e: Entity, _why: str) -> EditOutcome:
-        if edit.target.module != "entities":
-            return EditOutcome(edit, "stale", "only entities hold relations")
         if self.conversation is not None:
             known = self.utterances()
             missing = [s for s in edit.source_ids if s not in known]
@@ -802,7 +797,3 @@ def writable_store_dir(path: str | Path) -> Path:
             shutil.rmtree(target)
         os.replace(tmp, target)
     return target
-
-
-def export_records(records: Iterable[Any]) -> list[dict]:
-    return [json.loads(r.model_dump_json()) for r in records]
