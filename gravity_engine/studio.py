@@ -509,3 +509,25 @@ def index_for_dense_host(store: AnchorStore, embedder) -> None:
 
     if store.conversation is not None:
         DenseHost(embedder=embedder).ingest(store.conversation)
+
+
+_WARMED: set[str] = set()
+
+
+def load_embedder_soon(name: str = "all-MiniLM-L6-v2", dim: int = 0, delay: float = 4.0) -> None:
+    """Load the embedding model in a daemon thread, once per process and model, ``delay`` seconds from now:
+    after the first page is drawn (importing torch competes with it for the interpreter), before a first
+    question or build needs it."""
+    with _READY_LOCK:
+        if name in _WARMED:
+            return
+        _WARMED.add(name)
+
+    def load() -> None:
+        time.sleep(delay)
+        try:
+            embedder_for(name, dim)
+        except Exception:  # an optimisation only: the first use loads it and reports any error
+            pass
+
+    threading.Thread(target=load, name="embedder-preload", daemon=True).start()

@@ -56,10 +56,14 @@ def current_store() -> AnchorStore | None:
     if not path or not studio.is_store(Path(path)):
         return None
     try:
-        return load_store(path, studio.store_mtime(path))
+        store = load_store(path, studio.store_mtime(path))
     except GravityError as err:
         st.error(f"Cannot open the store: {err}")
         return None
+    info = store.anchors.built_with
+    if not (info.embedding_model or "").startswith("fake-embedder"):  # the test stores' deterministic embedder
+        studio.load_embedder_soon(info.embedding_model or "all-MiniLM-L6-v2", info.embedding_dim)
+    return store
 
 
 def require_store() -> AnchorStore:
