@@ -140,7 +140,7 @@ def test_json_schema_rejected_falls_back_to_json_object_and_remembers(server):
     # Without an enforced schema the model is shown it, and json_object mode needs the word JSON.
     system = server.chat_requests()[1]["messages"][0]["content"]
     assert "JSON schema (name: extract_entities)" in system and '"entities"' in system
-    assert formats[1]["schema"] == PROMPTS["extract_entities"].json_schema()  # llama.cpp's grammar extension
+    assert formats[1]["schema"]["required"] == ["entities"]  # llama.cpp's grammar extension (bounded)
     assert client.json_mode == "json_object_schema"
     assert make(server).json_mode == "json_object_schema"  # remembered for the endpoint, not the client
 
@@ -485,18 +485,22 @@ def test_cli_llm_options_reach_the_requests(tmp_path, scripted_openai, monkeypat
     assert bad.exit_code == 2 and "--llm-timeout -1.0: Input should be greater than 0" in bad.output
 
 
-def test_grammar_schema_is_bounded_so_a_small_model_cannot_loop(server):
-    from gravity_engine.llm.client import GRAMMAR_MAX_ITEMS, GRAMMAR_MAX_LENGTH, bounded_schema
+def test_grammar_schema_is_bounded_so_a_reply_always_fits(server):
+    """json_object_schema: llama.cpp decodes by the schema; bounds keep its longest reply under max_tokens,
+    so a small model that fills every array cannot be cut off mid-JSON."""
+    from gravity_engine.llm.client import GRAMMAR_MAX_ITEMS, GRAMMAR_MAX_LENGTH, _longest, bounded_schema
 
     schema = PROMPTS["extract_fused"].json_schema()
-    bounded = bounded_schema(schema)
-    entities = bounded["properties"]["entities"]
+    loose = bounded_schema(schema)
+    entities = loose["properties"]["entities"]
     assert entities["maxItems"] == GRAMMAR_MAX_ITEMS[0]
     assert entities["items"]["properties"]["aliases"]["maxItems"] == GRAMMAR_MAX_ITEMS[1]
     assert entities["items"]["properties"]["name"]["maxLength"] == GRAMMAR_MAX_LENGTH
-    assert "maxLength" not in bounded["properties"]["events"]["items"]["properties"]["granularity"]  # an enum
+    assert "maxLength" not in loose["properties"]["events"]["items"]["properties"]["granularity"]  # an enum
     assert schema == PROMPTS["extract_fused"].json_schema()  # the prompt's own schema is untouched
+    for max_tokens in (4096, 1024, 768):
+        assert _longest(bounded_schema(schema, max_tokens)) <= 2.4 * max_tokens
     server.push(ENTITIES)
-    make(server, json_mode="json_object_schema").complete_json(PROMPTS["extract_entities"], CONTEXT)
+    make(server, json_mode="json_object_schema", max_tokens=1000).complete_json(PROMPTS["extract_entities"], CONTEXT)
     fmt = server.chat_requests()[0]["response_format"]
-    assert fmt["type"] == "json_object" and fmt["schema"]["properties"]["entities"]["maxItems"] == GRAMMAR_MAX_ITEMS[0]
+    assert fmt["type"] == "json_object" and _longest(fmt["schema"]) <= 2400

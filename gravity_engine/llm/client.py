@@ -77,22 +77,57 @@ def parse_json_reply(content: str, model: type[BaseModel], finish_reason: str = 
 
 
 # Grammar-constrained decoding follows the schema token by token: an array or string without a bound
-# lets a small model repeat itself until the token limit. These bounds keep every reply finite.
-GRAMMAR_MAX_ITEMS = (10, 4)  # top-level arrays, nested arrays
-GRAMMAR_MAX_LENGTH = 200  # characters per string
+# lets a small model repeat itself until the token limit, and a reply cut there is not JSON. So the
+# grammar's schema gets bounds tight enough that its longest possible reply fits in max_tokens.
+GRAMMAR_BOUNDS = (  # (top-level maxItems, nested maxItems, string maxLength), most generous first
+    (10, 4, 200), (8, 3, 160), (8, 3, 120), (6, 2, 100), (6, 2, 80), (4, 2, 64), (4, 1, 48), (3, 1, 40),
+    (2, 1, 32), (2, 1, 24), (1, 1, 24), (1, 1, 16))
+GRAMMAR_MAX_ITEMS = GRAMMAR_BOUNDS[0][:2]
+GRAMMAR_MAX_LENGTH = GRAMMAR_BOUNDS[0][2]
+_CHARS_PER_TOKEN = 2.4  # JSON from small models: ~3 characters a token, with a margin
 
 
-def bounded_schema(schema: Any, depth: int = 0) -> Any:
-    """``schema`` with ``maxItems`` on arrays and ``maxLength`` on strings (existing bounds kept)."""
+def _bound(schema: Any, bounds: tuple[int, int, int], depth: int = 0) -> Any:
     if isinstance(schema, list):
-        return [bounded_schema(s, depth) for s in schema]
+        return [_bound(s, bounds, depth) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: bounded_schema(v, depth + (k == "items")) for k, v in schema.items()}
+    out = {k: _bound(v, bounds, depth + (k == "items")) for k, v in schema.items()}
     if out.get("type") == "array":
-        out.setdefault("maxItems", GRAMMAR_MAX_ITEMS[0] if depth == 0 else GRAMMAR_MAX_ITEMS[1])
+        out["maxItems"] = min(out.get("maxItems", 10**9), bounds[0] if depth == 0 else bounds[1])
     if out.get("type") == "string" and "enum" not in out:
-        out.setdefault("maxLength", GRAMMAR_MAX_LENGTH)
+        out["maxLength"] = min(out.get("maxLength", 10**9), bounds[2])
+    return out
+
+
+def _longest(schema: Any) -> int:
+    """Characters of the longest JSON value ``schema`` allows (compact separators)."""
+    if not isinstance(schema, dict):
+        return 4
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        return max(_longest(o) for o in options)
+    if "enum" in schema:
+        return max(len(json.dumps(v)) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return 2 + sum(len(k) + 4 + _longest(v) for k, v in props.items())
+    if kind == "array":
+        return 2 + schema.get("maxItems", 50) * (_longest(schema.get("items", {})) + 1)
+    if kind == "string":
+        return schema.get("maxLength", 500) + 2
+    return 12  # numbers, booleans, null
+
+
+def bounded_schema(schema: Any, max_tokens: int | None = None) -> Any:
+    """``schema`` with ``maxItems`` on arrays and ``maxLength`` on strings, the loosest of
+    ``GRAMMAR_BOUNDS`` whose longest reply fits in ``max_tokens`` (the tightest if none does)."""
+    budget = max_tokens * _CHARS_PER_TOKEN if max_tokens else None
+    for bounds in GRAMMAR_BOUNDS:
+        out = _bound(schema, bounds)
+        if budget is None or _longest(out) <= budget:
+            return out
     return out
 
 
@@ -268,7 +303,8 @@ class LLMClient:
         while True:
             request = ChatRequest(model=self.config.model, messages=self._messages_for_mode(mode, messages, prompt_name, schema),
                                   temperature=self.config.temperature, max_tokens=self.config.max_tokens,
-                                  response_format=self._response_format(mode, prompt_name, schema))
+                                  response_format=self._response_format(mode, prompt_name, schema,
+                                                                        self.config.max_tokens))
             try:
                 reply = self._send_with_retries(request, prompt_name, delta)
                 delta.calls += 1
@@ -289,11 +325,11 @@ class LLMClient:
                          err.message[:200], mode)
 
     @staticmethod
-    def _response_format(mode: str, prompt_name: str, schema: dict) -> dict | None:
+    def _response_format(mode: str, prompt_name: str, schema: dict, max_tokens: int | None = None) -> dict | None:
         if mode == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": prompt_name, "strict": True, "schema": schema}}
         if mode == "json_object_schema":
-            return {"type": "json_object", "schema": bounded_schema(schema)}
+            return {"type": "json_object", "schema": bounded_schema(schema, max_tokens)}
         if mode == "json_object":
             return {"type": "json_object"}
         return None
