@@ -109,3 +109,31 @@ def test_timeline_point_click_opens_its_sources(app_url, page):  # noqa: F811
     page.wait_for_function("() => document.querySelector('[data-testid=stMain]').innerText"
                            ".split('Sources').pop().includes('Berlin Marathon')", timeout=60_000)
     _settle(page)
+
+
+def test_hostile_names_are_text_in_charts_and_tooltips(app_url, page, tmp_path):  # noqa: F811
+    from gravity_engine.viz.export import store_zip_bytes
+    from studio_stores import make_store
+
+    make_store(tmp_path / "hostile_explore", hostile=True)  # a speaker named <img src=x onerror=alert(1)>
+    archive = tmp_path / "hostile_explore.zip"
+    archive.write_bytes(store_zip_bytes(tmp_path / "hostile_explore"))
+    _tall(page)
+    _open(page, app_url, "data", "Export & import")
+    page.locator("input[type='file']").set_input_files(str(archive))
+    page.get_by_role("button", name="Import").click()
+    page.get_by_text("It is now the loaded store").wait_for(timeout=60_000)
+    for link, heading, role in (("graph", "Entity graph", "circle"), ("timeline", "Event timeline", "point")):
+        page.locator(f"[data-testid=stSidebar] a[href$='/{link}']").first.click()
+        page.get_by_role("heading", name=heading).first.wait_for(timeout=60_000)
+        _settle(page)
+        marks = page.locator(f"[data-testid=stVegaLiteChart] svg.marks path[aria-roledescription^='{role}']")
+        marks.first.wait_for(timeout=30_000)
+        shown = []
+        for i in range(marks.count()):
+            marks.nth(i).hover()
+            page.wait_for_timeout(300)
+            shown.append(page.locator("#vg-tooltip-element").inner_text())
+        assert any("<img src=x onerror=alert(1)>" in tip for tip in shown), (link, shown)  # shown as text
+        assert page.locator("img[src='x']").count() == 0, link
+    assert page.dialogs == []
