@@ -4,6 +4,7 @@ a sample store copied before it is edited, and the diff of a store with itself a
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,27 @@ def test_compare_shows_what_edits_changed(store_dir):
     changed = next(df.value for df in at.dataframe if "field" in df.value.columns)
     row = changed[changed["field"] == "type"].iloc[0]
     assert (row["anchor"], row["A"], row["B"]) == ("Priya", "person", "pet")
+
+
+def test_compare_measures_and_injected_anchors(store_dir):
+    from gravity_engine.conversation import Question
+
+    store = AnchorStore.load(store_dir)
+    store.conversation.questions = [Question(id="q1", question="When will Priya present the work at a conference?",
+                                             answer="September 2023", category="2", evidence=["D3:2"])]
+    store.save(store_dir)
+    at = open_page("pages/review.py", store_dir)
+    at.selectbox(key="review_item").set_value("evt_4").run()
+    at.date_input(key="review_date_start").set_value(date(2023, 9, 1))
+    at.date_input(key="review_date_end").set_value(date(2023, 9, 30))
+    at.selectbox(key="review_date_gran").set_value("month")
+    click(at, "Set date")
+    at.switch_page("pages/compare.py").run()
+    at.text_area(key="compare_questions").set_value("When will Priya present the work at a conference?")
+    click(at, "Show injected anchors")
+    shown = [t.value for t in at.text]
+    assert any("September 2023" in t for t in shown) and not all("September 2023" in t for t in shown)
+    click(at, "Measure both on the conversation's 1 questions")
+    table = next(df.value for df in at.dataframe if "coverage_gravity a" in df.value.columns)
+    overall = table[table["category"] == "overall (excl. 5)"].iloc[0]
+    assert (overall["coverage_gravity a"], overall["coverage_gravity b"]) == (0.0, 1.0)
