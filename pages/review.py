@@ -88,12 +88,12 @@ if curation.outcomes:
                                 format_func=lambda i: next(o.describe() for o in curation.outcomes if o.edit.id == i))
             if c2.button("Undo", key="review_undo", icon=":material/undo:"):
                 try:
-                    ed.undo_edit(ed.writable_store_dir(store.path), pick, why="undone on the Review page",
-                                 embedder=store_embedder(store))
+                    _, warning = ed.undo_edit(ed.writable_store_dir(store.path), pick, why="undone on the Review page",
+                                              embedder=store_embedder(store))
                 except GravityError as err:
                     st.error(str(err))
                 else:
-                    st.session_state["review_flash"] = f"undid {pick}"
+                    st.session_state["review_flash"] = f"undid {pick}" + (f" — note: {warning}" if warning else "")
                     st.rerun()
 
 # ---- gold score -----------------------------------------------------------------------------------

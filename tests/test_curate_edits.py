@@ -102,7 +102,7 @@ def test_every_edit_kind_round_trips(tmp_path, kind):
     assert check(AnchorStore.load(path))
 
     # undone by id: the store is as built again; the undo is a record too
-    undo_edit(path, edit.id, who="tester", why="changed my mind")
+    assert undo_edit(path, edit.id, who="tester", why="changed my mind")[1] == ""
     store = AnchorStore.load(path)
     assert store.anchors == original.anchors
     assert [o.status for o in curation_of(store).outcomes] == ["undone"]
@@ -152,6 +152,17 @@ def test_an_edit_the_build_already_has_is_listed_as_already(tmp_path):
     assert record_edit(path, edit, FakeEmbedder(dim=64)).status == "already"
     [o] = curation_of(AnchorStore.load(path)).outcomes
     assert o.status == "already" and "pet" in o.note
+
+
+def test_undo_of_an_edit_a_save_wrote_into_the_build_says_so(tmp_path):
+    path = tmp_path / "store"
+    make_store(path)
+    edit, _ = _record(path, "set_type")
+    AnchorStore.load(path).save(path)  # e.g. `verify --drop` or an update saves the loaded, edited store
+    [o] = curation_of(AnchorStore.load(path)).outcomes
+    assert o.status == "already"
+    _, warning = undo_edit(path, edit.id)
+    assert "keep it until the next rebuild" in warning
 
 
 def test_bad_edits_get_clear_errors(tmp_path):

@@ -161,8 +161,10 @@ def undo(store_dir: Path = typer.Argument(..., help="A store directory written b
     """Undo one edit; the other edits stay."""
     from ..curate.edits import undo_edit
 
-    record = undo_edit(store_dir, edit_id, who, why)
+    record, warning = undo_edit(store_dir, edit_id, who, why)
     typer.echo(f"{record.id}: undid {edit_id}")
+    if warning:
+        typer.secho(f"note: {warning}", fg=typer.colors.YELLOW)
 
 
 @app.command()

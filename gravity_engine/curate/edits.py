@@ -764,8 +764,10 @@ def record_edit(store_dir: str | Path, edit: Any, embedder: Any = None) -> EditO
 
 
 def undo_edit(store_dir: str | Path, edit_id: str, who: str | None = None, why: str = "",
-              embedder: Any = None) -> Undo:
-    """Undo one edit by id (the others stay); the undo is a record too."""
+              embedder: Any = None) -> tuple[Undo, str]:
+    """Undo one edit by id (the others stay); the undo is a record too. Returns it and a warning when the
+    build itself holds what the edit did (a save after the edit wrote it into anchors.json, or a rebuild
+    found it): then the anchors keep it until the next rebuild."""
     with directory_lock(store_dir):
         records = read_log(store_dir)
         edits, undone = active(records)
@@ -774,10 +776,14 @@ def undo_edit(store_dir: str | Path, edit_id: str, who: str | None = None, why: 
             raise CurationError(f"no edit {edit_id!r} in {edits_path(store_dir)} (latest: {known})")
         if edit_id in undone:
             raise CurationError(f"edit {edit_id!r} is undone already")
+        before = curation_of(load_edited(store_dir, embedder))
+        status = next((o.status for o in before.outcomes if o.edit.id == edit_id), "")
         record = Undo(edit_id=edit_id, why=why, **({"who": who} if who else {}))
         write_log(store_dir, [*records, record])
     load_edited(store_dir, embedder)
-    return record
+    warning = ("the build itself has what this edit did (saved into anchors.json, or found by a rebuild): the "
+               "anchors keep it until the next rebuild" if status == "already" else "")
+    return record, warning
 
 
 def writable_store_dir(path: str | Path) -> Path:
