@@ -133,3 +133,12 @@ def test_ray_tasks_carry_no_api_key_and_workers_read_theirs(monkeypatch):
     monkeypatch.setenv("GRAVITY_LLM_API_KEY", "sk-on-the-worker")
     assert sent.resolved_llm_config().api_key.get_secret_value() == "sk-on-the-worker"
     assert options.resolved_llm_config().api_key.get_secret_value() == "sk-secret-1234"  # local workers: as given
+
+
+@pytest.mark.parametrize("address, message", [("127.0.0.1:1", "cannot reach Ray"), ("nonsense", "expected local, auto")],
+                         ids=["unreachable", "malformed"])
+def test_a_ray_address_that_cannot_work_is_one_clear_error_at_once(tmp_path, address, message):
+    pytest.importorskip("ray")
+    convs = load_corpus(write_corpus(tmp_path / "corpus")).conversations
+    with pytest.raises(ConfigError, match=message):
+        build_corpus(convs, tmp_path / "runs", ray=address)

@@ -39,6 +39,8 @@ def connect(address: str, num_cpus: int | None = None) -> bool:
         return False
     # Ray would otherwise report usage to its servers; this machine is offline and so are the tests.
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address not in (LOCAL, "auto"):
+        _check_reachable(address)
     try:
         if address == LOCAL:
             ray.init(num_cpus=num_cpus or cpu_count(), include_dashboard=False, log_to_driver=False,
@@ -48,6 +50,25 @@ def connect(address: str, num_cpus: int | None = None) -> bool:
     except (ConnectionError, RuntimeError, ValueError) as err:
         raise ConfigError(f"cannot connect to Ray at {address!r}: {err}") from None
     return True
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Ray retries an unreachable head for minutes; a plain connect says it at once."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"gcs://{address}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None:
+        raise ConfigError(f"--ray {address!r}: expected local, auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError as err:
+        raise ConfigError(f"cannot reach Ray at {address!r} ({parts.hostname}:{port}): {err}; "
+                          "is the cluster up (ray start --head) and the port open?") from None
 
 
 def run_ray(jobs: list[BuildJob], address: str = LOCAL, progress: Progress | None = None,
