@@ -4,6 +4,10 @@ optionally with the llm backend's extraction sent through a provider batch API f
     corpus = load_corpus("../shared/data/longmemeval/longmemeval_oracle.json", limit=20)
     summary = build_corpus(corpus.conversations, "runs/lme", workers=2)     # or ray="local"
     print(summary.table())
+
+Worker processes start from a fork server that re-imports the calling script's ``__main__`` module, as
+with Python's spawn method: a script that calls ``build_corpus(..., workers=2)`` keeps its work under
+``if __name__ == "__main__":``.
 """
 
 from .corpus import Corpus, load_corpus
