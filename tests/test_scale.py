@@ -126,7 +126,8 @@ def test_evaluate_workers_build_the_missing_stores_before_it_starts(tmp_path):
 def test_ray_tasks_carry_no_api_key_and_workers_read_theirs(monkeypatch):
     from gravity_engine.llm import LLMConfig
 
-    options = BuildOptions(backend="llm", llm_config=LLMConfig(base_url="http://127.0.0.1:9/v1", api_key="sk-secret-1234"))
+    config = LLMConfig(base_url="http://127.0.0.1:9/v1", api_key="sk-secret-1234")
+    options = BuildOptions(backend="llm", llm_config=config)
     sent = options.without_key()
     assert "sk-secret-1234" not in repr(sent.llm_config.model_dump(mode="json"))
     assert sent.llm_config.api_key.get_secret_value() != "sk-secret-1234" and sent.key_from_env
@@ -135,7 +136,8 @@ def test_ray_tasks_carry_no_api_key_and_workers_read_theirs(monkeypatch):
     assert options.resolved_llm_config().api_key.get_secret_value() == "sk-secret-1234"  # local workers: as given
 
 
-@pytest.mark.parametrize("address, message", [("127.0.0.1:1", "cannot reach Ray"), ("nonsense", "expected local, auto")],
+@pytest.mark.parametrize("address, message",
+                         [("127.0.0.1:1", "cannot reach Ray"), ("nonsense", "expected local, auto")],
                          ids=["unreachable", "malformed"])
 def test_a_ray_address_that_cannot_work_is_one_clear_error_at_once(tmp_path, address, message):
     pytest.importorskip("ray")

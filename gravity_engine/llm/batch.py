@@ -243,7 +243,8 @@ class BatchAPIRun:
             self._save_state(state)
             errors = "; ".join(f"{e.code or ''} {e.message or ''}".strip()
                                for e in (getattr(getattr(batch, "errors", None), "data", None) or [])[:3])
-            raise LLMError(f"batch {batch.id} failed: {errors or 'no reason given'}; run again to resubmit its requests")
+            raise LLMError(f"batch {batch.id} failed: {errors or 'no reason given'}; "
+                           "run again to resubmit its requests")
         stored = 0
         if batch.output_file_id:
             stored = self._harvest(record, batch.output_file_id, by_key, report)

@@ -179,7 +179,8 @@ def run_job(job: BuildJob) -> JobResult:
     started = time.perf_counter()
     row = JobResult(job.conversation.id, "failed", out_dir=str(job.out_dir), worker=_worker_name())
     try:
-        store = build_store(job.conversation, job.out_dir, backend=opts.backend, embedder=get_embedder(opts.embedding_model),
+        store = build_store(job.conversation, job.out_dir, backend=opts.backend,
+                            embedder=get_embedder(opts.embedding_model),
                             embedding_model=opts.embedding_model, batch_size=opts.batch_size, modules=opts.modules,
                             fused=opts.fused, llm_config=opts.resolved_llm_config(), verify=opts.verify)
     except Exception as err:  # one conversation's failure must not stop the others; the row says why

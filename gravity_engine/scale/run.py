@@ -46,7 +46,8 @@ class RunSummary:
         return peaks
 
     def table(self) -> str:
-        head = f"{'conversation':<24}{'status':<9}{'entities':>9}{'events':>8}{'topics':>8}{'seconds':>9}{'peak RSS MB':>13}  worker"
+        head = (f"{'conversation':<24}{'status':<9}{'entities':>9}{'events':>8}{'topics':>8}{'seconds':>9}"
+                f"{'peak RSS MB':>13}  worker")
         lines = [head, "-" * len(head)]
         for r in sorted(self.rows, key=lambda r: r.conversation_id):
             c = r.counts
@@ -82,8 +83,9 @@ def build_corpus(conversations: Iterable[Conversation], out_root: str | Path, op
     """Build one store per conversation under ``out_root/<conversation id>``; rerun to resume.
 
     ``workers``: local processes (0 = one per core, 1 or None = this process); ``ray``: ``local``, ``auto``
-    or a cluster address instead (with ``local``, ``workers`` is the CPUs it gets; None or 0: every core). ``batch_api`` (llm backend) first answers every extraction request through
-    the endpoint's batch API, so the builds then run from the cache. ``planned(todo, skipped)`` is told
+    or a cluster address instead (with ``local``, ``workers`` is the CPUs it gets; None or 0: every core).
+    ``batch_api`` (llm backend) first answers every extraction request through the endpoint's batch API,
+    so the builds then run from the cache. ``planned(todo, skipped)`` is told
     the plan before any work starts; ``progress`` gets each conversation's row as it finishes.
     """
     options = options or BuildOptions()

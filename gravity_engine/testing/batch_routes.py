@@ -81,8 +81,8 @@ class BatchRoutes:
         elif kind == "batches" and h.command == "GET" and ident is None:
             with self._lock:
                 data = list(reversed(self.batches.values()))  # newest first, as OpenAI lists them
-            h._send_json(200, {"object": "list", "data": data, "has_more": False,
-                               "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
+            ends = {"first_id": data[0]["id"], "last_id": data[-1]["id"]} if data else {"first_id": None, "last_id": None}
+            h._send_json(200, {"object": "list", "data": data, "has_more": False, **ends})
         elif kind == "batches" and ident in self.batches:
             h._send_json(200, self._cancel(ident) if action == "cancel" else self._advance(ident))
         else:
@@ -106,7 +106,8 @@ class BatchRoutes:
     def _upload(self, h, form: dict[str, Any]) -> None:
         data = form.pop("_data", None)
         if data is None or form.get("purpose") != "batch":
-            h._send_json(400, {"error": {"message": "expected a file and purpose=batch", "type": "invalid_request_error"}})
+            h._send_json(400, {"error": {"message": "expected a file and purpose=batch",
+                                         "type": "invalid_request_error"}})
             return
         with self._lock:
             file_id = f"file-scripted-{len(self.files)}"
@@ -159,8 +160,8 @@ class BatchRoutes:
             reply = self.server._next_reply(body)
             row = {"id": f"batch_req_{batch['id']}_{n}", "custom_id": request.get("custom_id"), "error": None}
             if reply.status == 200:
-                row["response"] = {"status_code": 200, "request_id": f"req_{n}",
-                                   "body": reply.body if reply.body is not None else self.server._completion(body, reply)}
+                answer = reply.body if reply.body is not None else self.server._completion(body, reply)
+                row["response"] = {"status_code": 200, "request_id": f"req_{n}", "body": answer}
                 out.append(row)
             else:
                 row["response"] = {"status_code": reply.status, "request_id": f"req_{n}", "body": reply.body}
