@@ -78,6 +78,7 @@ class JobResult:
     worker: str = ""  # host:pid of the process that ran it
     llm_calls: int = 0
     torch_threads: int | None = None  # torch's intra-op threads in that worker
+    finished_at: float = 0.0  # wall clock (time.time) when the job ended: with ``seconds``, when it ran
     error: str = ""
 
     @property
@@ -88,7 +89,7 @@ class JobResult:
         return {"conversation_id": self.conversation_id, "status": self.status, "out_dir": self.out_dir,
                 "counts": self.counts, "anchors": self.anchors, "seconds": round(self.seconds, 3),
                 "peak_rss_mb": self.peak_rss_mb, "worker": self.worker, "llm_calls": self.llm_calls,
-                "torch_threads": self.torch_threads,
+                "torch_threads": self.torch_threads, "finished_at": round(self.finished_at, 3),
                 "error": self.error}
 
 
@@ -200,6 +201,7 @@ def run_job(job: BuildJob) -> JobResult:
     import torch
 
     row.torch_threads = torch.get_num_threads()
+    row.finished_at = time.time()
     return row
 
 
