@@ -11,7 +11,8 @@
   is only a date ("7 May 2023", "August 15, 2023", "12 March", "in 2022", "the week before 9 June
   2023") is also present when one line names a date inside it, written any way ("2023-05-07",
   "May 7, 2023", "2 June 2023 to 8 June 2023"); a gold without a year matches any year, a line
-  without a year never gives one, and "on or before 8 May 2023" is a bound, not a date. Host alone
+  without a year never gives one; "on or before 8 May 2023" is a bound and "[8 May 2023, 13:56]" a
+  memory's timestamp, neither a date by meaning (both still count word for word). Host alone
   and host + anchors get the SAME total token budget: with Gravity the anchor lines (at most
   ``anchor_share`` of it, packed best first) take part of the budget and the memories fill the rest
   (the fused top-k first, then the host's own ranking). ``additive`` is the method's mode instead:
@@ -97,6 +98,7 @@ _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _RELATIVE = re.compile(rf"^(?:on )?(?:(?:the|a) )?(?P<unit>day|week|weekend|{'|'.join(_WEEKDAYS)}) "
                        r"(?P<dir>before|after) (?P<date>.+)$")
 _FILLER = {"on", "in", "of", "around", "about", "circa", "during", "by"}
+_CLOCK = re.compile(r" \d{1,2} \d{2}\b")
 _ANY_YEAR = 2000  # a leap year: "29 February" without a year still reads
 
 
@@ -129,6 +131,8 @@ def _spans(text: str) -> list[tuple[_Span, int, int]]:
         except ValueError:  # "31 February", month 13 of an ISO-looking triple
             continue
         bound = text[max(0, m.start() - 10):m.start()].endswith(("before ", "after "))
+        # A date followed by a clock time is a memory's timestamp (when it was said), not an answer.
+        bound = bound or bool(_CLOCK.match(text, m.end()))
         out.append((_Span(start, end, has_year, bound), m.start(), m.end()))
     return out
 

@@ -40,8 +40,9 @@ def test_paraphrased_dates_are_covered(gold, context):
     ("The weekend before 17 July 2023", "- 13 July 2023: a Thursday"),
     ("7 May 2023", "- 7 May\n2023"),
     ("Paris on 7 May 2023", "- 7 May 2023: she flew to Rome"),
+    ("The week before 3 July 2023", "- [27 June 2023, 10:37] Melanie: it was an awesome time"),
 ], ids=["wrong-day", "wrong-year", "coarser", "no-year-in-context", "week-before-excludes-day", "weekend-not-weekday",
-        "split-lines", "words-beside-date-still-literal"])
+        "split-lines", "words-beside-date-still-literal", "a-timestamp-is-not-an-answer"])
 def test_other_dates_are_not_covered(gold, context):
     assert context_covers(gold, context) is False
 

@@ -160,10 +160,27 @@ def test_the_store_in_the_url_survives_a_new_tab(served, chromium):
     second.goto(first.url)  # a new tab, no shared session: only the URL
     second.get_by_role("heading", name="Gravity Studio").first.wait_for(timeout=90_000)
     _settle(second)
-    picker = second.get_by_label("Anchor store").input_value()
+    picker = second.get_by_role("combobox", name="Anchor store").input_value()
     assert "medllm-copy (workspace)" in picker and "medllm-copy" in second.locator("[data-testid=stMain]").inner_text()
     # the page icon is drawn locally (an emoji as an inline SVG), never fetched
     href = second.evaluate("() => (document.querySelector(\"link[rel='shortcut icon']\") || {}).href || ''")
     assert href.startswith("data:"), href
     first.context.close()
     second.context.close()
+
+
+def test_after_an_import_the_sidebar_names_the_new_store_at_once(served, tab, tmp_path):
+    from gravity_engine.viz.export import store_zip_bytes
+
+    archive = tmp_path / "imported-sample.zip"
+    archive.write_bytes(store_zip_bytes(SAMPLE_STORE))
+    _open(tab, served, "data", "Export & import")
+    tab.locator("input[type='file']").set_input_files(str(archive))
+    tab.get_by_label("Store name").fill("imported-sample")
+    tab.get_by_label("Store name").press("Enter")
+    _settle(tab)
+    tab.get_by_role("button", name="Import", exact=True).click()
+    tab.get_by_text("It is now the loaded store").wait_for(timeout=60_000)
+    _settle(tab)
+    assert tab.get_by_role("combobox", name="Anchor store").input_value() == "imported-sample (workspace)"
+    assert _store_param(tab) == "workspace/imported-sample"
