@@ -96,7 +96,7 @@ def playground(config: LLMConfig) -> None:
         total = time.perf_counter() - started
         answers = result.trace.answers
         rows.append(["first (cold)" if i == 0 else "second", question, client.usage.by_prompt()[NAME].wall_time_s - before,
-                     total, repr((answers.get("without") or "")[:70]), repr((answers.get("with") or "")[:70])])
+                     total, repr((answers.without or "")[:70]), repr((answers.with_ or "")[:70])])
     print(f"\n## Playground: the host alone and with Gravity, answered by {describe_model(config).label}\n")
     print(table(["question", "text", "s, both answers", "s, ask in all", "host alone", "with Gravity"], rows))
     print(f"\nusage: {client.usage.total().summary()}")

@@ -95,7 +95,7 @@ def test_ask_answers_with_and_without_gravity(local_config, embedder):
     client = OpenAIClient(config)
     result = ask(store, host, "Where does Priya work?", "full", llm=client, embedder=embedder)
     answers = result.trace.answers
-    assert answers["with"].strip() and answers["without"].strip(), answers
+    assert answers.with_.strip() and answers.without.strip(), answers
     assert client.usage.total().calls == 2 and client.usage.total().failures == 0
     info = describe_model(config)
     assert info.tiny and info.source == "local file" and "135M" in info.label and info.warning

@@ -494,9 +494,13 @@ class OpenAIClient(LLMClient):
                         finish_reason = choice.finish_reason
         if finish_reason is None and not parts:
             raise TransientError("the endpoint closed the stream without a reply")
-        # A server that does not report usage in streams: one streamed piece is about one token.
-        return ChatResponse(content="".join(parts), finish_reason=finish_reason or "stop",
-                            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        if usage is None:  # a server that reports no usage in streams (llama-cpp-python): our own counts
+            from .tokens import count_tokens
+
+            prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in kwargs["messages"])
+        # One streamed piece is about one token.
+        return ChatResponse(content="".join(parts), finish_reason=finish_reason or "stop", prompt_tokens=prompt_tokens,
                             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0) or pieces)
 
     def _list_models(self) -> list[str]:
