@@ -36,7 +36,7 @@ def test_cli_llm_build_then_cached_rebuild_makes_no_call(tmp_path, scripted_open
     result = CliRunner().invoke(app, ["build", str(conversation), "--backend", "llm", "--out", str(out),
                                       "--batch-size", "10"])
     assert result.exit_code == 0, result.output
-    assert "plan: 6 batches, 6 calls" in result.output and "llm: 6 calls" in result.output
+    assert "plan: 6 batches, 6 calls" in result.output and "llm: 6 requests for 6 calls (6 answered)" in result.output
     first_calls = len(scripted_openai.chat_requests())
     assert first_calls == 6  # 22 utterances per session in batches of 10
     store = AnchorStore.load(out)

@@ -117,9 +117,9 @@ def build(
     if rep["batches"]["from_checkpoint"]:
         typer.echo(f"resumed: {rep['batches']['from_checkpoint']} batches from checkpoints")
     if "llm" in rep:
-        u = rep["llm"].get("total", rep["llm"])
-        typer.echo(f"llm: {u.get('calls', 0)} calls, {u.get('cache_hits', 0)} cache hits, "
-                   f"{u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion tokens")
+        from ..llm.usage import usage_summary
+
+        typer.echo("llm: " + usage_summary(rep["llm"].get("total", rep["llm"])))  # every request, failed ones too
     failed = rep["batches"]["failed"]
     if failed:
         typer.secho(f"{len(failed)} batches failed (first: {failed[0]['error']}); run the same command again to retry them",
