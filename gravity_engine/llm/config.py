@@ -90,6 +90,7 @@ class LLMConfig(BaseModel):
             from .local_server import local_model_settings
 
             values = local_model_settings(gguf) | values
+            overrides = {k: v for k, v in overrides.items() if k != "model"}  # the file is the model
         elif not base_url and not key and "base_url" not in overrides and "api_key" not in overrides:
             raise NoEndpointConfigured(
                 "no LLM endpoint configured: set GRAVITY_LLM_API_KEY (or OPENAI_API_KEY) for OpenAI, "
