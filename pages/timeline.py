@@ -79,8 +79,8 @@ if searching:
     st.caption(f"{int(match.sum())} of {len(shown)} events match “{md_escape(search.strip())}”; the others are faded.")
 if not marks.empty:
     topic_marks = tviz.topic_lanes_frame(store.anchors, titles, span) if topic_lanes else None
-    link_marks = tviz.links_marks(links, marks) if show_links else None
-    chart = tviz.timeline_chart(marks, topic_marks, links=link_marks, domain=span, labels=labels, searching=searching)
+    chart = tviz.timeline_chart(marks, topic_marks, links=links if show_links else None, domain=span, labels=labels,
+                                searching=searching)
     event = st.vega_lite_chart(vega_spec(chart), width="stretch", on_select="rerun", selection_mode="event",
                                key="timeline_chart")
     clicked = tviz.clicked_events(event.selection)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 
 import networkx as nx
+import pandas as pd
 import pytest
 
 from gravity_engine.anchors import AnchorSet, Entity, Event, Relation
@@ -191,9 +193,23 @@ def test_topic_lanes_under_people():
     frame = timeline.events_frame(anchors)
     topic_marks = timeline.topic_lanes_frame(anchors, {"top_1": "Knowledge graph"})
     assert "Topic: Knowledge graph" in set(topic_marks["lane"])
-    spec = timeline.timeline_chart(timeline.lanes_frame(frame), topic_marks).to_dict()
-    order = next(layer["encoding"]["y"]["sort"] for layer in spec["layer"] if "y" in layer.get("encoding", {}))
+    marks = timeline.lanes_frame(frame)
+    order = timeline.lane_order(marks, topic_marks)
     assert order[0] == "Priya" and order[-1].startswith("Topic: ")
+    spec = timeline.timeline_chart(marks, topic_marks).to_dict()
+    axis = next(layer["encoding"]["y"]["axis"] for layer in spec["layer"] if "axis" in layer["encoding"]["y"])
+    assert json.loads(axis["labelExpr"].removesuffix("[datum.value]")) == order  # lane names label the axis
+
+
+def test_a_busy_lane_stacks_close_days_in_sub_rows():
+    anchors = _dated(*[Event(id=f"e{i}", what=f"thing {i}", participants=["Ann"], date_start=f"2023-05-{i:02d}",
+                             date_end=f"2023-05-{i:02d}", granularity="day", session_date="2023-05-20T10:00:00")
+                       for i in range(1, 5)])
+    year = (pd.Timestamp("2023-01-01"), pd.Timestamp("2023-12-31"))  # four days in a year: too close to share a row
+    marks = timeline.lanes_frame(timeline.events_frame(anchors), year)
+    spec = timeline.timeline_chart(marks, domain=year).to_dict()
+    rows = next(v for v in spec["datasets"].values() if v and "ids" in v[0] and "y" in v[0])
+    assert len({r["y"] for r in rows}) > 1 and all(abs(r["y"]) < 0.5 for r in rows)  # one lane, several rows
 
 
 def test_topic_arcs_heatmap_is_clickable():

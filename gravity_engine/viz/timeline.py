@@ -9,6 +9,7 @@ Cause and follow-up links are drawn only when the cited utterances show the link
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -236,25 +237,58 @@ def person_colors(lanes: list[str]) -> dict[str, str]:
     return out
 
 
+def lane_order(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None) -> list[str]:
+    """People with the most events first, 'no person' last, then the topic lanes."""
+    people_lanes = list(marks.groupby("lane")["n"].sum().sort_values(ascending=False, kind="stable").index)
+    if NO_PERSON in people_lanes:
+        people_lanes.remove(NO_PERSON)
+        people_lanes.append(NO_PERSON)
+    return people_lanes + (list(dict.fromkeys(topic_marks["lane"])) if topic_marks is not None else [])
+
+
+# Sub-rows of a lane, as offsets from its centre line (in lanes): busy days go above and below, not on top.
+_SUB_ROWS = (0.0, -0.3, 0.3)
+
+
+def _stack(frame: pd.DataFrame, lanes: list[str], gap: pd.Timedelta) -> list[float]:
+    """A y position per row of ``frame``: its lane's index plus the first sub-row free at that date."""
+    y = [0.0] * len(frame)
+    for lane, grp in frame.reset_index(drop=True).groupby("lane", sort=False):
+        last: list[pd.Timestamp | None] = [None] * len(_SUB_ROWS)
+        for i, x in sorted(zip(grp.index, grp["x"]), key=lambda t: t[1]):
+            free = [r for r, at in enumerate(last) if at is None or x - at >= gap]
+            row = free[0] if free else min(range(len(last)), key=lambda r: last[r])
+            last[row] = x
+            y[i] = lanes.index(lane) + _SUB_ROWS[row]
+    return y
+
+
 def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None, *,
                    links: pd.DataFrame | None = None, domain: tuple[pd.Timestamp, pd.Timestamp] | None = None,
-                   labels: bool = True, searching: bool = False, lane_height: int = 46) -> alt.LayerChart:
+                   labels: bool = True, searching: bool = False, lane_height: int = 54) -> alt.LayerChart:
     """Person lanes (one colour each), then topic lanes; a point per day (size: how many events; hover: the
     list), a bar for ranges, triangles for 'on or before/after', a red ring on suspicious dates, a dashed
-    line for each link with evidence. Drag to pan, scroll to zoom the time axis; a click selects a point
-    (selection ``event``, field ``ids``: the ids of the events on that day)."""
-    person_lanes = list(marks.groupby("lane")["n"].sum().sort_values(ascending=False).index)
-    if NO_PERSON in person_lanes:
-        person_lanes.remove(NO_PERSON)
-        person_lanes.append(NO_PERSON)
-    topic_lanes = list(dict.fromkeys(topic_marks["lane"])) if topic_marks is not None else []
-    lanes = person_lanes + topic_lanes
+    line for each link with evidence (``links``: :func:`supported_links`). Points closer than about a
+    hundredth of the range take the lane's next sub-row. Drag to pan, scroll to zoom the time axis; a click
+    selects a point (selection ``event``, field ``ids``: the ids of the events on that day)."""
+    lanes = lane_order(marks, topic_marks)
+    person_lanes = [lane for lane in lanes if not lane.startswith("Topic: ")]
     colors = person_colors(person_lanes)
+    times = pd.concat([marks["x"], topic_marks["x"] if topic_marks is not None else marks["x"]]).dropna()
+    span = (domain[1] - domain[0]) if domain else (times.max() - times.min() if len(times) else pd.Timedelta(0))
+    gap = max(span / 110, pd.Timedelta(days=1))
+    marks = marks.assign(y=_stack(marks, lanes, gap))
+    if topic_marks is not None:
+        topic_marks = topic_marks.assign(y=[float(lanes.index(lane)) for lane in topic_marks["lane"]])
     scale = alt.Scale(domain=[domain[0].isoformat(), domain[1].isoformat()]) if domain else alt.Undefined
     x = alt.X("x:T", title=None, scale=scale, axis=alt.Axis(format="%b %Y", labelFontSize=12, grid=True,
                                                               gridColor="#eef0f3", labelOverlap=True,
                                                               tickCount={"interval": "month", "step": 1}))
-    y = alt.Y("lane:N", sort=lanes, title=None, axis=alt.Axis(labelFontSize=13, labelLimit=240))
+    # Lanes on a numeric axis so a lane can hold sub-rows; its labels are the lane names (JSON-quoted data).
+    y = alt.Y("y:Q", title=None, scale=alt.Scale(domain=[-0.6, len(lanes) - 0.4], reverse=True, nice=False,
+                                                 zero=False),
+              axis=alt.Axis(values=list(range(len(lanes))), labelExpr=f"{json.dumps(lanes)}[datum.value]",
+                            labelFontSize=13, labelLimit=240, grid=False, ticks=False, domain=False))
     zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
     color = alt.Color("lane:N", title="person", scale=alt.Scale(domain=person_lanes,
                                                                 range=[colors[p] for p in person_lanes]),
@@ -264,25 +298,26 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
                alt.Tooltip("n:Q", title="events"), alt.Tooltip("events:N", title="what"),
                alt.Tooltip("flag:N", title="check the date"), alt.Tooltip("outside:N", title="actual date"),
                alt.Tooltip("ids:N", title="ids")]
-    base = alt.Chart(marks)
     layers = []
-    if links is not None and not links.empty:
-        layers.append(alt.Chart(links).mark_rule(strokeDash=[4, 3], color="#52606d", strokeWidth=1.5).encode(
-            x=x, x2="x2:T", y=y, y2="lane2:N",
+    link_marks = _link_marks(links, marks) if links is not None else None
+    if link_marks is not None and not link_marks.empty:
+        layers.append(alt.Chart(link_marks).mark_rule(strokeDash=[4, 3], color="#52606d", strokeWidth=1.5).encode(
+            x=x, x2="x2:T", y=y, y2="y2:Q",
             tooltip=[alt.Tooltip("kind:N", title="link"), alt.Tooltip("evidence:N"),
                      alt.Tooltip("evidence_ids:N", title="utterances")]))
     spans = marks.dropna(subset=["x_end"])
     if not spans.empty:
-        layers.append(alt.Chart(spans).mark_bar(height=8, cornerRadius=3, opacity=0.35).encode(
+        # A thick rule, not a bar: on a numeric y a bar would grow from the axis' zero.
+        layers.append(alt.Chart(spans).mark_rule(strokeWidth=6, strokeCap="round", opacity=0.35).encode(
             x=x, x2="x_end:T", y=y, color=color, tooltip=tooltip))
     # A red ring flags a date to check; a dark ring a point pinned to the edge of the range shown.
     ring = {"condition": [{"test": "datum.flag != ''", "value": FLAG_COLOR},
                           {"test": "datum.outside != ''", "value": "#1f2933"}], "value": "white"}
     ring_width = {"condition": [{"test": "datum.flag != ''", "value": 3}, {"test": "datum.outside != ''", "value": 2}],
                   "value": 0}
-    layers.append(base.mark_point(filled=True).encode(
+    layers.append(alt.Chart(marks).mark_point(filled=True).encode(
         x=x, y=y, color=color, opacity=opacity, stroke=ring, strokeWidth=ring_width,
-        size=alt.Size("n:Q", scale=alt.Scale(range=[90, 600]), legend=None),
+        size=alt.Size("n:Q", scale=alt.Scale(range=[70, 420]), legend=None),
         shape=alt.Shape("kind:N", title="date is",
                         scale=alt.Scale(domain=["on", "on or before", "on or after"],
                                         range=["circle", "triangle-left", "triangle-right"]),
@@ -310,16 +345,16 @@ def clicked_events(selection) -> list[str]:
     return []
 
 
-def links_marks(links: pd.DataFrame, marks: pd.DataFrame) -> pd.DataFrame:
-    """Segments for :func:`timeline_chart`: each supported link from one event's mark to the other's."""
+def _link_marks(links: pd.DataFrame, marks: pd.DataFrame) -> pd.DataFrame:
+    """Segments from one linked event's point to the other's (``marks`` with their ``y``)."""
     at: dict[str, tuple] = {}
     for row in marks.itertuples():
         for eid in row.ids.split(", "):
-            at.setdefault(eid, (row.x, row.lane))
+            at.setdefault(eid, (row.x, row.y))
     rows = []
-    for link in links.itertuples():
-        if link[2] in at and link[3] in at:  # "from", "to"
-            (x, lane), (x2, lane2) = at[link[2]], at[link[3]]
-            rows.append({"kind": link.kind, "x": x, "x2": x2, "lane": lane, "lane2": lane2,
-                         "evidence": _short(link.evidence, 160), "evidence_ids": link.evidence_ids})
-    return pd.DataFrame(rows, columns=["kind", "x", "x2", "lane", "lane2", "evidence", "evidence_ids"])
+    for link in links.to_dict("records"):
+        if link["from"] in at and link["to"] in at:
+            (x, y), (x2, y2) = at[link["from"]], at[link["to"]]
+            rows.append({"kind": link["kind"], "x": x, "x2": x2, "y": y, "y2": y2,
+                         "evidence": _short(link["evidence"], 160), "evidence_ids": link["evidence_ids"]})
+    return pd.DataFrame(rows, columns=["kind", "x", "x2", "y", "y2", "evidence", "evidence_ids"])
