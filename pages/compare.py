@@ -43,12 +43,12 @@ try:
     result = _diff(a_path, studio.store_mtime(a_path), a_raw, b_path, studio.store_mtime(b_path))
     store_b = load_store(b_path, studio.store_mtime(b_path))
 except GravityError as err:
-    st.error(str(err))
+    st.error(md_escape(err))
     st.stop()
 
 for note in result.notes:
-    st.warning(note)
-st.caption(f"A = {result.a_label} · B = {result.b_label}. Anchors pair by stable keys: entity names, "
+    st.warning(md_escape(note))
+st.caption(f"A = {md_escape(result.a_label)} · B = {md_escape(result.b_label)}. Anchors pair by stable keys: entity names, "
            "event text + date + source, topic labels and sources.")
 st.dataframe(result.summary_rows(), hide_index=True, width="stretch", key="compare_summary")
 cols = st.columns(3)
@@ -95,7 +95,7 @@ with st.form("compare_prompts"):
             rows = compare_prompts(_store_a(), store_b, [q for q in questions.splitlines() if q.strip()],
                                    embedder=store_embedder(store_b))
         except GravityError as err:
-            st.error(str(err))
+            st.error(md_escape(err))
             rows = []
         for r in rows:
             st.markdown(f"**{md_escape(r['question'])}**" + (" — the same anchors" if r["same"] else ""))
@@ -117,7 +117,7 @@ if n_questions:
                     measures = compare_measures(_store_a(), store_b, "locomo", host, embedder=store_embedder(store_b),
                                                 limit=int(limit))
             except GravityError as err:
-                st.error(str(err))
+                st.error(md_escape(err))
             else:
                 st.dataframe([{"category": r["category"], "n": r["n"],
                                **{f"{k} {s}": r[f"{k}_{s}"] for k in ("coverage_gravity", "recall_expanded",

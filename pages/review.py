@@ -34,7 +34,7 @@ def _record(edit) -> None:
         target = ed.writable_store_dir(store.path)
         outcome = ed.record_edit(target, edit, store_embedder(store))
     except GravityError as err:
-        st.error(str(err))
+        st.error(md_escape(err))
         return
     st.session_state["store_path"] = str(target)
     st.session_state["review_flash"] = f"{edit.id}: {ed.describe(edit)} — {outcome.status}"
@@ -42,7 +42,7 @@ def _record(edit) -> None:
 
 
 if flash := st.session_state.pop("review_flash", None):
-    st.success(flash, icon=":material/check:")
+    st.success(md_escape(flash), icon=":material/check:")
 
 # ---- gold file ------------------------------------------------------------------------------------
 with st.sidebar.expander("Gold annotations", expanded=False):
@@ -54,16 +54,16 @@ if upload is not None:
         gold_text = upload.getvalue().decode("utf-8")
         gold_from_dict(json.loads(gold_text), source=upload.name)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        st.error(f"{upload.name}: not a JSON gold file ({err})")
+        st.error(md_escape(f"{upload.name}: not a JSON gold file ({err})"))
         gold_text = None
     except GravityError as err:
-        st.error(str(err))
+        st.error(md_escape(err))
         gold_text = None
 
 try:
     queue = _queue(str(store.path), studio.store_mtime(store.path), gold_text)
 except GravityError as err:
-    st.error(str(err))
+    st.error(md_escape(err))
     st.stop()
 
 m1, m2, m3, m4 = st.columns(4)
@@ -91,7 +91,7 @@ if curation.outcomes:
                     _, warning = ed.undo_edit(ed.writable_store_dir(store.path), pick, why="undone on the Review page",
                                               embedder=store_embedder(store))
                 except GravityError as err:
-                    st.error(str(err))
+                    st.error(md_escape(err))
                 else:
                     st.session_state["review_flash"] = f"undid {pick}" + (f" — note: {warning}" if warning else "")
                     st.rerun()
@@ -149,8 +149,8 @@ ref = ed.ref_of(item.module, anchor)
 
 with st.container(border=True):
     st.markdown(f"#### {md_escape(item.name)}")
-    st.caption(f"{MODULE_NAMES[item.module]} {item.anchor_id}" + (f" · {item.detail}" if item.detail else "")
-               + ("" if item.reasons else " · no check flags it"))
+    st.caption(md_escape(f"{MODULE_NAMES[item.module]} {item.anchor_id}" + (f" · {item.detail}" if item.detail else "")
+                         + ("" if item.reasons else " · no check flags it")))
     for r in item.reasons:
         st.markdown(f"- **{md_escape(r.kind.replace('_', ' '))}** ({r.weight:.2f}): {md_escape(r.text)}")
     cited = list(dict.fromkeys([s for r in item.reasons for s in r.source_ids] + item.source_ids))
@@ -164,7 +164,7 @@ with st.container(border=True):
         try:
             return ed.make_edit(kind, ref, **meta, **fields)
         except GravityError as err:
-            st.error(str(err))
+            st.error(md_escape(err))
             return None
 
     suggested = [r.fix for r in item.reasons if r.fix and (r.fix["kind"] in ("delete", "delete_field")
@@ -174,7 +174,7 @@ with st.container(border=True):
         label = {"delete": f"Delete this {MODULE_NAMES[item.module]}",
                  "delete_field": f"Delete {fix.get('field', '')} '{fix.get('key', '')} {fix.get('value', '')}'".strip(),
                  "set_type": f"Set type to {fix.get('type')}"}[fix["kind"]]
-        if st.button(f"Suggested fix: {label}", key="review_suggested", type="primary", icon=":material/auto_fix_high:"):
+        if st.button(f"Suggested fix: {md_escape(label)}", key="review_suggested", type="primary", icon=":material/auto_fix_high:"):
             e = make(fix["kind"], **{k: v for k, v in fix.items() if k != "kind"})
             if e is not None:
                 _record(e)
@@ -227,7 +227,7 @@ with st.container(border=True):
                 if e := make("delete_field", field="relations", key=r.predicate, value=r.target):
                     _record(e)
         with tabs[5]:
-            if st.button(f"Delete {anchor.name!r}", key="review_delete", icon=":material/delete:") and (e := make("delete")):
+            if st.button(f"Delete {md_escape(repr(anchor.name))}", key="review_delete", icon=":material/delete:") and (e := make("delete")):
                 _record(e)
     elif item.module == "events":
         tabs = st.tabs(["Date", "Delete"])
