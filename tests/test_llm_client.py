@@ -504,3 +504,11 @@ def test_grammar_schema_is_bounded_so_a_reply_always_fits(server):
     make(server, json_mode="json_object_schema", max_tokens=1000).complete_json(PROMPTS["extract_entities"], CONTEXT)
     fmt = server.chat_requests()[0]["response_format"]
     assert fmt["type"] == "json_object" and _longest(fmt["schema"]) <= 2400
+
+
+def test_a_raw_control_character_inside_a_string_is_accepted():
+    from gravity_engine.llm.client import parse_json_reply
+
+    reply = parse_json_reply('{"entities": [{"name": "Caro\tline", "type": "person\n", "source_ids": []}]}',
+                             PROMPTS["extract_entities"].response_model)
+    assert reply.entities[0].name == "Caro\tline"

@@ -63,7 +63,7 @@ def parse_json_reply(content: str, model: type[BaseModel], finish_reason: str = 
         if start >= 0 and end > start:
             text = text[start:end + 1]
     try:
-        data = json.loads(text)
+        data = json.loads(text, strict=False)  # a raw newline or tab inside a string (llama.cpp grammars allow them)
     except json.JSONDecodeError as err:
         cut = " (the reply was cut off at the token limit)" if finish_reason == "length" else ""
         raise InvalidReply(f"not valid JSON{cut}: {err.msg} at line {err.lineno} column {err.colno}") from None
