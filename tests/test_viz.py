@@ -19,6 +19,11 @@ from gravity_engine.viz import export, graph, timeline, topics
 from studio_stores import HOSTILE, demo_anchors, make_store
 
 
+def layer_rows(spec: dict) -> list[list[dict]]:
+    """Each layer's inline rows (the charts carry their data inline, converted once)."""
+    return [layer["data"]["values"] for layer in spec.get("layer", [spec]) if "values" in layer.get("data", {})]
+
+
 def test_graph_nodes_edges_and_filters():
     g = graph.build_graph(demo_anchors(), {})
     assert g.number_of_nodes() == 5
@@ -93,7 +98,7 @@ def test_graph_chart_has_legend_labels_and_click_selections():
     assert colors and colors[0]["legend"] is not None and "person" in colors[0]["scale"]["domain"]
     texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
     assert texts and all(layer["mark"]["fontSize"] >= 11 for layer in texts)
-    names = {row["label"] for rows in spec["datasets"].values() for row in rows if "label" in row}
+    names = {row["label"] for rows in layer_rows(spec) for row in rows if "label" in row}
     assert HOSTILE in names  # plain data drawn as SVG text, never parsed as markup
     assert not re.search(r"""(src|href)\s*=\s*["']https?:""", str(spec))
 
@@ -208,7 +213,7 @@ def test_a_busy_lane_stacks_close_days_in_sub_rows():
     year = (pd.Timestamp("2023-01-01"), pd.Timestamp("2023-12-31"))  # four days in a year: too close to share a row
     marks = timeline.lanes_frame(timeline.events_frame(anchors), year)
     spec = timeline.timeline_chart(marks, domain=year).to_dict()
-    rows = next(v for v in spec["datasets"].values() if v and "ids" in v[0] and "y" in v[0])
+    rows = next(v for v in layer_rows(spec) if v and "ids" in v[0] and "y" in v[0])
     assert len({r["y"] for r in rows}) > 1 and all(abs(r["y"]) < 0.5 for r in rows)  # one lane, several rows
 
 
@@ -225,7 +230,7 @@ def test_topic_arcs_heatmap_is_clickable():
 def test_arc_chart_shows_every_session_with_zeros_between():
     topic = demo_anchors().topics[1]  # discussed in session_3 only
     spec = topics.arc_chart(topic, ["session_1", "session_2", "session_3"], focus_session="session_3").to_dict()
-    rows = next(iter(spec["datasets"].values()))
+    rows = layer_rows(spec)[0]
     assert [r["mentions"] for r in rows] == [0, 0, 1]
 
 

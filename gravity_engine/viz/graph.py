@@ -15,7 +15,7 @@ import networkx as nx
 import pandas as pd
 
 from ..anchors import AnchorSet, Entity
-from . import type_color
+from . import inline, type_color
 
 # Predicates whose inverse has another word; everything else pairs "X" with "X_of" ("sister", "sister_of").
 _INVERSE_WORDS = {"child": "parent", "mentee": "mentor", "student": "teacher", "employee": "employer",
@@ -244,13 +244,13 @@ def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | Non
     co = edge_data[edge_data["kind"] == "co-mention"]
     layers = []
     if not co.empty:
-        layers.append(alt.Chart(co).mark_rule(color="#c3cad3", strokeDash=[4, 4], strokeWidth=1).encode(
+        layers.append(alt.Chart(inline(co)).mark_rule(color="#c3cad3", strokeDash=[4, 4], strokeWidth=1).encode(
             x=x, y=y, x2="x2:Q", y2="y2:Q", tooltip=[alt.Tooltip("statements:N", title="mentioned together")]))
     if not rel.empty:
-        layers.append(alt.Chart(rel).mark_rule(color="#7b8794", strokeWidth=2).encode(
+        layers.append(alt.Chart(inline(rel)).mark_rule(color="#7b8794", strokeWidth=2).encode(
             x=x, y=y, x2="x2:Q", y2="y2:Q"))
     nodes = nodes.assign(focus=nodes["id"] == selected)
-    layers.append(alt.Chart(nodes).mark_circle(opacity=0.95, stroke="#1f2933", cursor="pointer").encode(
+    layers.append(alt.Chart(inline(nodes)).mark_circle(opacity=0.95, stroke="#1f2933", cursor="pointer").encode(
         x=x, y=y, size=alt.Size("size:Q", scale=None, legend=None), color=color,
         strokeWidth=alt.condition("datum.focus", alt.value(4), alt.value(0.6)),
         tooltip=[alt.Tooltip("name:N", title="entity"), alt.Tooltip("type:N"), alt.Tooltip("mentions:Q"),
@@ -261,15 +261,15 @@ def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | Non
     # pixel offset is not a Vega-Lite text property, so one text layer per side and radius band.
     bands = ((nodes["size"] / math.pi) ** 0.5 // 6 + 1) * 6 + 4
     for (side, dx), rows in nodes.groupby([nodes["label_side"], bands]):
-        layers.append(alt.Chart(rows).mark_text(align="right" if side == "left" else "left", baseline="middle",
+        layers.append(alt.Chart(inline(rows)).mark_text(align="right" if side == "left" else "left", baseline="middle",
                                                 dx=-float(dx) if side == "left" else float(dx), fontSize=13,
                                                 color="#1f2933").encode(x=x, y=y, text="label:N"))
     if not edge_data.empty:
         # Past a few dozen edges their labels cover the nodes: hover the diamonds instead.
         shown = edge_data[edge_data["kind"] == "relation"] if len(edge_data) <= 60 else edge_data.iloc[0:0]
-        layers.append(alt.Chart(shown).mark_text(fontSize=11, color="#52606d", dy=-9).encode(
+        layers.append(alt.Chart(inline(shown)).mark_text(fontSize=11, color="#52606d", dy=-9).encode(
             x=alt.X("mx:Q"), y=alt.Y("my:Q"), text="label:N"))
-        layers.append(alt.Chart(edge_data).mark_point(shape="diamond", filled=True, size=90, color="#52606d",
+        layers.append(alt.Chart(inline(edge_data)).mark_point(shape="diamond", filled=True, size=90, color="#52606d",
                                                       cursor="pointer").encode(
             x=alt.X("mx:Q"), y=alt.Y("my:Q"),
             tooltip=[alt.Tooltip("statements:N", title="relation"), alt.Tooltip("evidence:Q", title="utterances")],

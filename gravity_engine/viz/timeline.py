@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..anchors import AnchorSet
 from ..conversation import Conversation
-from . import MODULE_COLORS
+from . import MODULE_COLORS, inline
 
 # Distinct, colour-blind friendly hues for people (Tableau 10 without its grey).
 PERSON_COLORS = ["#4E79A7", "#F28E2B", "#59A14F", "#E15759", "#B07AA1", "#76B7B2", "#EDC948", "#9C755F",
@@ -301,21 +301,21 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
     layers = []
     link_marks = _link_marks(links, marks) if links is not None else None
     if link_marks is not None and not link_marks.empty:
-        layers.append(alt.Chart(link_marks).mark_rule(strokeDash=[4, 3], color="#52606d", strokeWidth=1.5).encode(
+        layers.append(alt.Chart(inline(link_marks)).mark_rule(strokeDash=[4, 3], color="#52606d", strokeWidth=1.5).encode(
             x=x, x2="x2:T", y=y, y2="y2:Q",
             tooltip=[alt.Tooltip("kind:N", title="link"), alt.Tooltip("evidence:N"),
                      alt.Tooltip("evidence_ids:N", title="utterances")]))
     spans = marks.dropna(subset=["x_end"])
     if not spans.empty:
         # A thick rule, not a bar: on a numeric y a bar would grow from the axis' zero.
-        layers.append(alt.Chart(spans).mark_rule(strokeWidth=6, strokeCap="round", opacity=0.35).encode(
+        layers.append(alt.Chart(inline(spans)).mark_rule(strokeWidth=6, strokeCap="round", opacity=0.35).encode(
             x=x, x2="x_end:T", y=y, color=color, tooltip=tooltip))
     # A red ring flags a date to check; a dark ring a point pinned to the edge of the range shown.
     ring = {"condition": [{"test": "datum.flag != ''", "value": FLAG_COLOR},
                           {"test": "datum.outside != ''", "value": "#1f2933"}], "value": "white"}
     ring_width = {"condition": [{"test": "datum.flag != ''", "value": 3}, {"test": "datum.outside != ''", "value": 2}],
                   "value": 0}
-    layers.append(alt.Chart(marks).mark_point(filled=True).encode(
+    layers.append(alt.Chart(inline(marks)).mark_point(filled=True).encode(
         x=x, y=y, color=color, opacity=opacity, stroke=ring, strokeWidth=ring_width,
         size=alt.Size("n:Q", scale=alt.Scale(range=[70, 420]), legend=None),
         shape=alt.Shape("kind:N", title="date is",
@@ -326,10 +326,10 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
     # A search labels what it found even when labels are off: the match must be findable at a glance.
     labelled = marks if labels and not searching else marks[marks["match"]] if searching else None
     if labelled is not None and not labelled.empty:
-        layers.append(alt.Chart(labelled).mark_text(align="left", dx=12, fontSize=12, color="#323f4b").encode(
+        layers.append(alt.Chart(inline(labelled)).mark_text(align="left", dx=12, fontSize=12, color="#323f4b").encode(
             x=x, y=y, text="label:N"))
     if topic_marks is not None and not topic_marks.empty:
-        layers.append(alt.Chart(topic_marks).mark_square(color=MODULE_COLORS["topics"], opacity=0.75).encode(
+        layers.append(alt.Chart(inline(topic_marks)).mark_square(color=MODULE_COLORS["topics"], opacity=0.75).encode(
             x=x, y=y, size=alt.Size("mentions:Q", scale=alt.Scale(range=[40, 260]), legend=None),
             tooltip=[alt.Tooltip("lane:N", title="topic"), alt.Tooltip("date:N"), alt.Tooltip("session_id:N"),
                      alt.Tooltip("mentions:Q"), alt.Tooltip("state:N", title="in this session"),

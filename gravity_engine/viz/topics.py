@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..anchors import AnchorSet, Topic
 from ..conversation import Conversation
-from . import MODULE_COLORS
+from . import MODULE_COLORS, inline
 
 TOPIC_COLOR = MODULE_COLORS["topics"]
 _DROP_POS = {"DET", "PRON", "PART", "PUNCT", "NUM", "SYM", "CCONJ", "ADP", "SPACE", "AUX", "INTJ"}
@@ -123,7 +123,7 @@ def heatmap_chart(arcs: pd.DataFrame, sessions: list[str], height_per_topic: int
     data = arcs.assign(focus=arcs["topic_id"] == selected, state=arcs["state"].str.slice(0, 200))
     cell = alt.selection_point(name="cell", fields=["topic_id", "session_id"], on="click", toggle=False)
     # A fixed step per row: a plain pixel height let Streamlit squeeze the rows and drop labels.
-    return alt.Chart(data).mark_rect(cornerRadius=2, cursor="pointer").encode(
+    return alt.Chart(inline(data)).mark_rect(cornerRadius=2, cursor="pointer").encode(
         x=alt.X("session_id:N", sort=sessions, title="session", axis=alt.Axis(labelAngle=-40, labelFontSize=12)),
         y=alt.Y("topic:N", sort=topics, title=None, axis=alt.Axis(labelLimit=300, labelFontSize=13)),
         color=alt.Color("mentions:Q", scale=alt.Scale(scheme="greens"), title="mentions"),
@@ -153,9 +153,9 @@ def arc_chart(topic: Topic, sessions: list[str], focus_session: str | None = Non
     data = pd.DataFrame(rows, columns=["session_id", "order", "mentions", "date", "state", "discussed", "focus"])
     x = alt.X("session_id:N", sort=sessions, title="session", axis=alt.Axis(labelAngle=-40, labelFontSize=12))
     y = alt.Y("mentions:Q", title="mentions", axis=alt.Axis(tickMinStep=1))
-    line = alt.Chart(data).mark_area(line={"color": TOPIC_COLOR}, color=TOPIC_COLOR, opacity=0.18,
+    line = alt.Chart(inline(data)).mark_area(line={"color": TOPIC_COLOR}, color=TOPIC_COLOR, opacity=0.18,
                                      interpolate="monotone").encode(x=x, y=y)
-    points = alt.Chart(data[data["discussed"]]).mark_circle(color=TOPIC_COLOR, opacity=1).encode(
+    points = alt.Chart(inline(data[data["discussed"]])).mark_circle(color=TOPIC_COLOR, opacity=1).encode(
         x=x, y=y, size=alt.condition("datum.focus", alt.value(320), alt.value(110)),
         stroke=alt.condition("datum.focus", alt.value("#1f2933"), alt.value(TOPIC_COLOR)),
         tooltip=[alt.Tooltip("session_id:N", title="session"), alt.Tooltip("date:N"), alt.Tooltip("mentions:Q"),

@@ -20,6 +20,7 @@ SHOTS = os.environ.get("GRAVITY_SCREENSHOTS")  # a folder: save this module's sc
 
 def _shot(page, name: str) -> None:  # noqa: F811
     if SHOTS:
+        _settle(page)  # a chart that registers its selection may cause one more quick run: wait it out
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(SHOTS) / f"{name}.png"))
 
