@@ -103,7 +103,7 @@ def extraction_requests(conversations: Iterable[Any], config: LLMConfig, *, batc
                                         "messages": LLMClient._messages_for_mode(json_mode, messages, name, schema)}
                 if config.max_tokens:
                     body["max_tokens"] = config.max_tokens
-                response_format = LLMClient._response_format(json_mode, name, schema)
+                response_format = LLMClient._response_format(json_mode, name, schema, config.max_tokens)
                 if response_format is not None:
                     body["response_format"] = response_format
                 # Identical batches (a conversation listed twice) are one request.
