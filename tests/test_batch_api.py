@@ -191,3 +191,20 @@ def test_a_batch_created_but_not_recorded_is_found_by_its_input_file(tmp_path, s
     assert summary.batch_api["stored"] == 4 and len(routes.created()) == 1
     assert json.loads((state_dir / "state.json").read_text())["batches"][0]["id"] == "batch_scripted_0"
     assert scripted_openai.chat_requests() == []
+
+
+@pytest.mark.parametrize("mode", ["json_schema", "json_object_schema", "json_object"])
+def test_a_batch_line_asks_what_the_online_client_asks(tmp_path, scripted_openai, mode):
+    # Same messages, response_format, model and limits as the online request of the same batch, so that
+    # an answer from either is the same answer (the cache key does not see the mode).
+    from gravity_engine.extract.base import make_batches
+    from gravity_engine.extract.llm import LLMExtractor
+    from gravity_engine.llm import OpenAIClient
+
+    conv = load_corpus(write_corpus(tmp_path / "corpus")).conversations[0]
+    config = local_llm_config(scripted_openai, json_mode=mode, cache=False)
+    LLMExtractor(OpenAIClient(config)).extract_batch(make_batches(conv, 20)[0])
+    online = scripted_openai.chat_requests()[0]
+    batch = extraction_requests([conv], config, batch_size=20)[0].body
+    for field in ("model", "messages", "temperature", "max_tokens", "response_format"):
+        assert batch.get(field) == online.get(field), field
