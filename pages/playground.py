@@ -117,7 +117,9 @@ if ask_clicked and question.strip():
         st.session_state["playground_result"] = json.loads(result.trace.to_json())
         st.session_state["playground_gold"] = (gold or {}).get("answer")
         st.session_state["playground_store"] = store_key
-        st.session_state["playground_endpoint"] = llm_cfg.endpoint_label() if llm_cfg is not None else None
+        local = getattr(llm_cfg, "local_model", None)  # a GGUF file behind a local llama.cpp server
+        st.session_state["playground_endpoint"] = None if llm_cfg is None else (
+            llm_cfg.endpoint_label() + (f" (local model file {local.name})" if local else ""))
     except GravityError as err:
         st.error(str(err))
 
