@@ -145,7 +145,8 @@ summary = summarize_with_intervals(rows, dataset, seed=int(seed))
 overall = summary[-1]
 st.subheader("Gold answer in context", anchor=False)
 m = st.columns(4)
-m[0].metric("Questions", overall["n"])
+m[0].metric("Questions", overall["n"], help="The questions in the total; LoCoMo's adversarial ones (category 5) "
+                                               "are measured and shown apart, as in the benchmark.")
 m[1].metric("Host alone", _pct(overall["coverage_host"]))
 m[2].metric("Host + Gravity", _pct(overall["coverage_gravity"]),
             delta=f"{overall['coverage_gain'].value * 100:+.0f} pts" if overall["coverage_gain"].value is not None
