@@ -132,6 +132,12 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS, headless=True)
 
+            def settle(page) -> None:  # no script run in progress, then a moment for the charts
+                page.wait_for_timeout(500)
+                page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+                                       timeout=120_000)
+                page.wait_for_timeout(1000)
+
             def open_graph() -> tuple[float, object]:
                 page = browser.new_page(viewport={"width": 1440, "height": 1200})
                 t0 = time.perf_counter()
@@ -148,19 +154,28 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
             for _ in range(repeat):
                 dt, page = open_graph()
                 opens.append(dt)
-                page.wait_for_timeout(1500)  # let the first run finish before clicking
+                settle(page)  # let the first run finish before clicking
                 t0 = time.perf_counter()
                 page.locator(nodes + f"[aria-label*='entity: {biggest};']").first.click()
                 page.get_by_role("heading", name=biggest, exact=True).wait_for(timeout=60_000)
                 clicks.append(time.perf_counter() - t0)
                 # In the app: from another page to the graph by the sidebar, as a user moves around.
-                page.locator("[data-testid=stSidebar] a[href*='/timeline']").first.click()
-                page.get_by_role("heading", name="Event timeline").wait_for(timeout=60_000)
-                page.wait_for_timeout(1500)
+                settle(page)
+                page.locator("[data-testid=stSidebar] a[href$='/timeline']").first.click()
+                page.get_by_role("heading", name="Event timeline").wait_for(timeout=120_000)
+                settle(page)
                 t0 = time.perf_counter()
                 page.locator("[data-testid=stSidebar] a[href*='/graph']").first.click()
                 page.locator(nodes).first.wait_for(timeout=60_000)
                 switches.append(time.perf_counter() - t0)
+                page.close()
+            baseline = []  # the same new tab on a page without charts: Streamlit's frontend and app.py alone
+            for _ in range(repeat):
+                page = browser.new_page(viewport={"width": 1440, "height": 1200})
+                t0 = time.perf_counter()
+                page.goto(f"{url}/settings?store=workspace/{name}")
+                page.get_by_role("heading", name="Settings").first.wait_for(timeout=120_000)
+                baseline.append(time.perf_counter() - t0)
                 page.close()
             browser.close()
     finally:
@@ -173,6 +188,7 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
     return [(f"browser: open graph page -> nodes drawn, first visit ({name}: store load, layout)", [cold], ""),
             ("browser: open graph page -> nodes drawn, later visits (new tab: Streamlit's frontend boots)", opens,
              ""),
+            ("browser: new tab on the Settings page -> its heading (baseline, no chart)", baseline, ""),
             ("browser: sidebar link from the timeline -> graph nodes drawn", switches, "<= 2 s"),
             (f"browser: click a node -> its profile heading ({biggest})", clicks, "<= 2 s")]
 
