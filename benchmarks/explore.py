@@ -2,12 +2,13 @@
 
     .venv/bin/python benchmarks/explore.py [--store runs/classic/conv-47] [--no-browser]
 
-Library rows time the calls the pages make (median of 5; chart specs as the pages send them, unvalidated; the graph's layout is computed once per store and
-cached by the page, the chart spec on every rerun). Browser rows start `streamlit run app.py` on 127.0.0.1
-with the store copied into a temporary workspace and drive Debian's chromium with Playwright: from opening
-the graph page to its nodes on screen, and from a click on a node to its profile's heading. A synthetic
-graph of 300 entities checks that the layout scales. Target (issue 12): the graph of a 689-turn
-conversation interactive <= 2 s.
+Library rows time the calls the pages make (median of 5; chart specs as the pages send them, unvalidated;
+the graph's layout is computed once per store and cached by the page, the chart spec on every rerun).
+Browser rows start `streamlit run app.py` on 127.0.0.1 with the store copied into a temporary workspace
+and drive Debian's chromium with Playwright: a new tab on the graph page until its nodes are drawn (and
+on Settings, a page without charts, as the baseline), the sidebar link from the timeline to the graph,
+and a click on a node until its profile's heading. A synthetic graph of 300 entities checks that the
+layout scales. Target (issue 12): the graph of a 689-turn conversation interactive <= 2 s.
 """
 
 from __future__ import annotations

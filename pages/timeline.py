@@ -91,8 +91,9 @@ if not marks.empty:
     outside = int((marks["outside"] != "").sum())
     st.caption("A lane per person (speakers and people named in the store); a point per day, bigger when several "
                "events share it (hover for the list), bars for resolved ranges, triangles for 'on or before' and "
-               "'on or after'. Click a point to read its sources below. Red rings: dates to check. Dashed lines: cause/follow links whose utterances show "
-               "them. Drag to pan, scroll to zoom."
+               "'on or after'; close days share a lane in sub-rows. Click a point to read its sources below. Red "
+               "rings: dates to check. Dashed lines: cause/follow links whose utterances show them. Drag to pan, "
+               "scroll to zoom."
                + (f" {outside} points lie outside the range shown and sit on its edge; turn on 'Whole range' to "
                   "place them." if outside else ""))
 else:

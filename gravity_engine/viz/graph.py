@@ -229,7 +229,8 @@ def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | Non
     at a fixed readable size; drag to pan, scroll to zoom. Selections: ``node`` (field ``id``) and ``edge``
     (field ``edge_id``). The height grows with the number of nodes unless given."""
     types = sorted(set(nodes["type"]))
-    color = alt.Color("type:N", title="entity type", scale=alt.Scale(domain=types, range=[type_color(t) for t in types]),
+    color = alt.Color("type:N", title="entity type",
+                      scale=alt.Scale(domain=types, range=[type_color(t) for t in types]),
                       legend=alt.Legend(orient="top", direction="horizontal", labelFontSize=13, symbolSize=160))
     pad = 0.6
     x_dom = [float(nodes["x"].min()) - 1.6, float(nodes["x"].max()) + 1.6] if len(nodes) else [0, 1]

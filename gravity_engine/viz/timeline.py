@@ -301,7 +301,8 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
     layers = []
     link_marks = _link_marks(links, marks) if links is not None else None
     if link_marks is not None and not link_marks.empty:
-        layers.append(alt.Chart(inline(link_marks)).mark_rule(strokeDash=[4, 3], color="#52606d", strokeWidth=1.5).encode(
+        layers.append(alt.Chart(inline(link_marks)).mark_rule(strokeDash=[4, 3], color="#52606d",
+                                                              strokeWidth=1.5).encode(
             x=x, x2="x2:T", y=y, y2="y2:Q",
             tooltip=[alt.Tooltip("kind:N", title="link"), alt.Tooltip("evidence:N"),
                      alt.Tooltip("evidence_ids:N", title="utterances")]))
