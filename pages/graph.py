@@ -26,13 +26,17 @@ if not anchors.entities:
     st.info("This store has no entity profiles (the entities module was off, or nothing was found).")
     st.stop()
 
-# Another page (Review, a shared link) may ask for one entity: by session state once, or by ?entity=.
-focus_ref = st.session_state.pop("focus_entity", None) or st.query_params.get("entity")
-if focus_ref and focus_ref != st.session_state.get("graph_focus_applied"):
+# Another page (Review, a shared link) may ask for one entity: by session state (each time it is set), or by
+# ?entity= (once per value: the URL keeps it while the user picks other entities).
+focus_ref = st.session_state.pop("focus_entity", None)
+if not focus_ref and st.query_params.get("entity") != st.session_state.get("graph_focus_applied"):
+    focus_ref = st.query_params.get("entity")
+if focus_ref:
     st.session_state["graph_focus_applied"] = focus_ref
     focus_id = gviz.resolve_entity(anchors, focus_ref)
     if focus_id:
         st.session_state["graph_selected_entity"] = focus_id
+        st.query_params["entity"] = st.session_state["graph_focus_applied"] = focus_id
     else:
         st.warning(f"No entity called {md_escape(focus_ref)} in this store.")
 

@@ -159,3 +159,12 @@ def test_topics_show_readable_titles(store_dir):
     titles = list(next(df.value for df in at.dataframe if "built label" in df.value.columns)["topic"])
     assert all(", " not in t for t in titles)
     assert any("graph" in t.lower() for t in titles)
+
+
+def test_graph_focus_from_another_page_applies_every_time(store_dir):
+    at = open_page("pages/graph.py", store_dir, focus_entity="ent_3")
+    at.selectbox(key="graph_selected_entity").set_value("ent_1").run()
+    at.session_state["focus_entity"] = "ent_3"  # the Review page sends the same entity again
+    at.run()
+    assert at.selectbox(key="graph_selected_entity").value == "ent_3"
+    assert "ent_3" in at.query_params["entity"]  # the URL names the profile shown
