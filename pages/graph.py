@@ -81,6 +81,11 @@ else:
         st.rerun()  # redraw with the clicked node ringed and its profile open
     st.caption("Colour: entity type. Node size: mentions. Click a node to open its profile, a diamond to read the "
                "utterances behind that relation. Drag to pan, scroll to zoom, double-click to clear.")
+    chosen = st.session_state.get("graph_selected_entity")
+    if chosen and chosen not in set(nodes["id"]) and chosen in set(all_nodes["id"]):
+        st.caption("The profile below is not in the graph as filtered" + (" (it has no edge: turn off 'Hide "
+                   "unconnected')" if int(all_nodes.loc[all_nodes["id"] == chosen, "degree"].iloc[0]) == 0 else "")
+                   + ".")
     last = st.session_state.get("graph_last_click")
     if last and last[0] == "edge":
         row = edges[edges["edge_id"] == last[1]]
