@@ -79,7 +79,7 @@ def playground(config: LLMConfig) -> None:
     from gravity_engine.embed import get_embedder
     from gravity_engine.hosts import get_host
     from gravity_engine.query import ask
-    from gravity_engine.query.pipeline import NAME
+    from gravity_engine.prompts.answer import NAME
     from gravity_engine.store import AnchorStore
 
     store = AnchorStore.load(SAMPLE_STORE)
