@@ -13,7 +13,9 @@ import streamlit as st
 from gravity_engine import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.hosts import LLM_AT_INGEST
+from gravity_engine.llm.models import describe_model
 from gravity_engine.query.config import VARIANTS
+from gravity_engine.query.summaries import MODEL_WRITTEN, variant_label
 from gravity_engine.viz import prompt as pview
 from pages._ui import llm_config, load_store, query_config, require_store, selectable_hosts, store_embedder
 
@@ -75,6 +77,7 @@ with st.container(border=True):
                              format_func=lambda h: h + (" (needs a model endpoint)" if blocked.get(h) else ""),
                              help="The memory system Gravity sits beside (built-in hosts work offline).")
     variant = c2.selectbox("Variant", list(VARIANTS), key="playground_variant",
+                           format_func=lambda v: variant_label(v, store, MODEL_WRITTEN if llm_cfg else None),
                            help="full = +EVT; +E/+V/+T single modules; -rrk no rerank; -exp no expansion; "
                                 "+Sum free-form summaries in the same slot.")
     st.caption("Switch parts of Gravity off to see their effect")
@@ -89,6 +92,9 @@ with st.container(border=True):
     if blocked.get(host_name):
         st.warning(f"{blocked[host_name]}.", icon=":material/block:")
         st.page_link("pages/settings.py", label="Open Settings", icon=":material/settings:")
+    model_warning = describe_model(llm_cfg).warning if llm_cfg is not None else None
+    if model_warning:
+        st.warning(model_warning, icon=":material/warning:")
     if llm_problem:
         st.error(f"The model settings cannot be used: {llm_problem}")
         st.page_link("pages/settings.py", label="Fix them in Settings", icon=":material/settings:")

@@ -14,7 +14,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Tests must never read a developer's real endpoint or key.
-for _var in ("GRAVITY_LLM_BASE_URL", "GRAVITY_LLM_API_KEY", "GRAVITY_LLM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+# A developer's endpoint, key or local model file (GRAVITY_LLM_GGUF starts a server) must not reach a test.
+for _var in [v for v in os.environ if v.startswith("GRAVITY_LLM_")] + ["OPENAI_API_KEY", "OPENAI_BASE_URL"]:
     os.environ.pop(_var, None)
 
 from gravity_engine.threads import configure as _configure_threads  # noqa: E402
