@@ -17,6 +17,7 @@ import networkx as nx
 
 from ..curate.edits import EDITS_FILE, VECTORS_FILE
 from ..errors import InputError, StoreError
+from ..fileio import read_file_group
 from ..store import ANCHORS_FILE, CONVERSATION_FILE, EMBEDDINGS_FILE, REPORT_FILE, AnchorStore
 from .graph import build_graph
 from .timeline import events_frame
@@ -30,12 +31,15 @@ MAX_MEMBERS = 64
 
 def store_zip_bytes(store_dir: str | Path) -> bytes:
     """The store's standalone files in one zip, at the archive root."""
-    store_dir = Path(store_dir)
+    def read(folder: Path) -> dict[str, bytes]:
+        return {name: (folder / name).read_bytes() for name in STORE_FILES if (folder / name).is_file()}
+
+    # One consistent version of the store, even while a writer replaces it (fileio's generation check).
+    files, _ = read_file_group(Path(store_dir), read)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name in STORE_FILES:
-            if (store_dir / name).is_file():
-                zf.write(store_dir / name, arcname=name)
+        for name, data in files.items():
+            zf.writestr(name, data)
     return buf.getvalue()
 
 
