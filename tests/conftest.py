@@ -66,3 +66,25 @@ def fake_embedder():
 
 def requires_locomo():
     return pytest.mark.skipif(not LOCOMO.is_file(), reason="../shared/data/locomo10.json not present")
+
+
+@pytest.fixture
+def fresh_streamlit():
+    """Streamlit's caches emptied around an AppTest, so no store, host or chart leaks between tests."""
+    import streamlit as st
+
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def store_dir(tmp_path):
+    """The small hand-made demo store (``studio_stores.make_store``) in a temporary folder."""
+    from studio_stores import make_store
+
+    path = tmp_path / "demo_store"
+    make_store(path)
+    return path

@@ -7,28 +7,13 @@ import threading
 import time
 
 import pytest
-import streamlit as st
 
-from studio_stores import make_store
 from test_app_pages import metrics, open_page, texts
 
 from gravity_engine import studio
 
 
-@pytest.fixture(autouse=True)
-def _fresh_streamlit():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-@pytest.fixture
-def store_dir(tmp_path):
-    path = tmp_path / "demo_store"
-    make_store(path)
-    return path
+pytestmark = pytest.mark.usefixtures("fresh_streamlit")  # tests/conftest.py
 
 
 QUESTIONS = [

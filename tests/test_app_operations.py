@@ -6,7 +6,6 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from studio_stores import make_store
@@ -15,13 +14,7 @@ from test_app_pages import APP, ROOT
 from gravity_engine import studio
 
 
-@pytest.fixture(autouse=True)
-def _fresh_streamlit():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("fresh_streamlit")  # tests/conftest.py
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from studio_stores import make_store
@@ -17,20 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_streamlit():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-@pytest.fixture
-def store_dir(tmp_path):
-    path = tmp_path / "demo_store"
-    make_store(path)
-    return path
+pytestmark = pytest.mark.usefixtures("fresh_streamlit")  # tests/conftest.py
 
 
 def open_page(page: str, store: Path | None, **state) -> AppTest:

@@ -4,30 +4,15 @@ the offline evidence preview and which model answered."""
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from studio_stores import make_store
 from test_app_pages import APP, _sample_questions, open_page, texts
 
 from gravity_engine.hosts.dense import DenseHost
 from gravity_engine.testing import FakeEmbedder
 
 
-@pytest.fixture(autouse=True)
-def _fresh_streamlit():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-@pytest.fixture
-def store_dir(tmp_path):
-    path = tmp_path / "demo_store"
-    make_store(path)
-    return path
+pytestmark = pytest.mark.usefixtures("fresh_streamlit")  # tests/conftest.py
 
 
 class _RecordingHost(DenseHost):

@@ -8,7 +8,6 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from gravity_engine.anchors import Entity
@@ -22,13 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_streamlit():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("fresh_streamlit")  # tests/conftest.py
 
 
 @pytest.fixture

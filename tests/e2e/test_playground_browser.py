@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
