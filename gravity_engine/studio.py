@@ -150,21 +150,15 @@ BUILD_STEPS = {
 }
 
 
-@dataclass
-class BuildJob:
-    """A build running in a daemon thread; the page polls ``progress`` and may ``cancel()``."""
+@dataclass(kw_only=True)
+class BackgroundJob:
+    """Work in a daemon thread that a page polls (``running``, ``error``, ``finished``) and may ``cancel()``: the work
+    looks at ``_cancel`` between steps. A failure is reported in ``error``, never lost with the thread."""
 
-    out_dir: Path
-    conversation_id: str
-    options: dict[str, Any]
-    progress: Any = None  # the last BuildProgress
-    log: list[str] = field(default_factory=list)
     error: str | None = None
     cancelled: bool = False
-    store_path: Path | None = None
     started: float = field(default_factory=time.time)
     finished: float | None = None
-    stage_started: float = field(default_factory=time.time)  # when the current step began
     _cancel: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -174,6 +168,43 @@ class BuildJob:
 
     def cancel(self) -> None:
         self._cancel.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _start(self, name: str, *args: Any) -> None:
+        """Run ``_work(*args)`` in a new thread (again after a finished run: ``resume``)."""
+        self._cancel.clear()
+        self.cancelled, self.error, self.finished = False, None, None
+        self._thread = threading.Thread(target=self._guarded, args=args, name=name, daemon=True)
+        self._thread.start()
+
+    def _guarded(self, *args: Any) -> None:
+        try:
+            self._work(*args)
+        except GravityError as err:
+            self.error = str(err)
+        except Exception as err:  # a thread must report, not die silently; the page shows the message
+            self.error = f"{type(err).__name__}: {err}"
+        finally:
+            self.finished = time.time()
+
+    def _work(self, *args: Any) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class BuildJob(BackgroundJob):
+    """A build running in a daemon thread; the page polls ``progress`` and may ``cancel()``."""
+
+    out_dir: Path
+    conversation_id: str
+    options: dict[str, Any]
+    progress: Any = None  # the last BuildProgress
+    log: list[str] = field(default_factory=list)
+    store_path: Path | None = None
+    stage_started: float = field(default_factory=time.time)  # when the current step began
 
     def describe(self, now: float | None = None) -> tuple[float, str]:
         """The share of the whole build done (0..1) and a line for people: the step, what it does, how far,
@@ -201,23 +232,18 @@ class BuildJob:
             self.log.append(f"{p.stage}: {p.message}")
             del self.log[:-200]
 
-    def _run(self, conversation: Conversation) -> None:
+    def _work(self, conversation: Conversation) -> None:
         from .build import BuildCancelled, build_store
 
         try:
             store = build_store(conversation, self.out_dir, progress=self._on_progress, cancel=self._cancel,
                                 **self.options)
-            self._prepare_dense_host(store)
-            self.store_path = store.path
         except BuildCancelled as err:
             self.cancelled = True
             self.error = str(err)
-        except GravityError as err:
-            self.error = str(err)
-        except Exception as err:  # a thread must report, not die silently; the page shows the message
-            self.error = f"{type(err).__name__}: {err}"
-        finally:
-            self.finished = time.time()
+            return
+        self._prepare_dense_host(store)
+        self.store_path = store.path
 
     def _prepare_dense_host(self, store: AnchorStore) -> None:
         from .build import BuildProgress
@@ -232,17 +258,11 @@ class BuildJob:
         except Exception as err:  # an optimisation only: the playground indexes on first use instead
             self.log.append(f"host: dense index not prepared ({type(err).__name__}: {err})")
 
-    def join(self, timeout: float | None = None) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
-
 
 def start_build(conversation: Conversation, out_dir: str | Path, **options: Any) -> BuildJob:
     """Start ``build_store`` in a background thread; options are passed through (backend, batch_size, ...)."""
     job = BuildJob(out_dir=Path(out_dir), conversation_id=conversation.id, options=options)
-    job._thread = threading.Thread(target=job._run, args=(conversation,), name=f"build-{job.out_dir.name}",
-                                   daemon=True)
-    job._thread.start()
+    job._start(f"build-{job.out_dir.name}", conversation)
     return job
 
 
@@ -329,7 +349,7 @@ def host_unavailable(name: str, llm_config) -> str | None:
 
 
 @dataclass
-class EvaluationJob:
+class EvaluationJob(BackgroundJob):
     """LLM-free measures over a question slice and several hosts, in a daemon thread: the page polls ``done``
     and ``status``, may ``cancel()``; ``resume()`` starts again and measures only the questions not yet done
     (rows are kept per host as they finish, a few questions at a time)."""
@@ -345,12 +365,6 @@ class EvaluationJob:
     rows: dict[str, list] = field(default_factory=dict)  # host -> MeasureRow list
     failed: dict[str, str] = field(default_factory=dict)
     status: str = "starting"
-    error: str | None = None
-    cancelled: bool = False
-    started: float = field(default_factory=time.time)
-    finished: float | None = None
-    _cancel: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
 
     @property
     def total(self) -> int:
@@ -361,74 +375,52 @@ class EvaluationJob:
         return sum(len(r) for r in self.rows.values()) + sum(len(self.questions) for h in self.failed)
 
     @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    @property
     def complete(self) -> bool:
         return not self.running and self.done >= self.total
 
-    def cancel(self) -> None:
-        self._cancel.set()
-
     def start(self) -> "EvaluationJob":
-        if self.running:
-            return self
-        self._cancel.clear()
-        self.cancelled, self.error, self.finished = False, None, None
-        self._thread = threading.Thread(target=self._run, name="evaluation", daemon=True)
-        self._thread.start()
+        if not self.running:
+            self._start("evaluation")
         return self
 
     resume = start
 
-    def join(self, timeout: float | None = None) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
+    def _work(self) -> None:
         from .measure import measure_conversation
         from .query.pipeline import GravityQuery
 
-        try:
-            gq = GravityQuery(self.store, self.embedder, self.settings.config)
-            for name in self.hosts:
-                if name in self.failed:
-                    continue
-                rows = self.rows.setdefault(name, [])
-                seen = {r.question_id for r in rows}
-                todo = [q for q in self.questions if q.id not in seen]
-                if not todo:
-                    continue
-                why = host_unavailable(name, self.llm_config)
-                if why:
-                    self.failed[name] = why
-                    continue
-                self.status = f"{name}: ingesting the conversation"
-                host = None
-                try:
-                    host = ingested_host(self.store, name, gq.embedder, self.llm_config if _needs_llm(name) else None)
-                    for i in range(0, len(todo), self.chunk):
-                        if self._cancel.is_set():
-                            self.cancelled = True
-                            self.status = "cancelled"
-                            return
-                        self.status = f"{name}: question {len(rows) + 1} of {len(self.questions)}"
-                        rows += measure_conversation(self.store, host, todo[i:i + self.chunk], self.dataset,
-                                                     self.settings, gravity=gq)
-                except GravityError as err:
-                    self.failed[name] = str(err)
-                finally:
-                    close = getattr(host, "close", None)
-                    if callable(close):
-                        close()
-            self.status = "done"
-        except GravityError as err:
-            self.error = str(err)
-        except Exception as err:  # a thread must report, not die silently; the page shows the message
-            self.error = f"{type(err).__name__}: {err}"
-        finally:
-            self.finished = time.time()
+        gq = GravityQuery(self.store, self.embedder, self.settings.config)
+        for name in self.hosts:
+            if name in self.failed:
+                continue
+            rows = self.rows.setdefault(name, [])
+            seen = {r.question_id for r in rows}
+            todo = [q for q in self.questions if q.id not in seen]
+            if not todo:
+                continue
+            why = host_unavailable(name, self.llm_config)
+            if why:
+                self.failed[name] = why
+                continue
+            self.status = f"{name}: ingesting the conversation"
+            host = None
+            try:
+                host = ingested_host(self.store, name, gq.embedder, self.llm_config if _needs_llm(name) else None)
+                for i in range(0, len(todo), self.chunk):
+                    if self._cancel.is_set():
+                        self.cancelled = True
+                        self.status = "cancelled"
+                        return
+                    self.status = f"{name}: question {len(rows) + 1} of {len(self.questions)}"
+                    rows += measure_conversation(self.store, host, todo[i:i + self.chunk], self.dataset,
+                                                 self.settings, gravity=gq)
+            except GravityError as err:
+                self.failed[name] = str(err)
+            finally:
+                close = getattr(host, "close", None)
+                if callable(close):
+                    close()
+        self.status = "done"
 
 
 def _needs_llm(name: str) -> bool:
