@@ -10,6 +10,7 @@ Usage:
   python benchmarks/measure_locomo.py                       # classic + ideal, full and paper, equal + additive
   python benchmarks/measure_locomo.py --stores classic --variants full --set line_sigma=0.3 --set fusion_keep=5
   python benchmarks/measure_locomo.py --choices             # the measured options of the query path, one at a time
+  python benchmarks/measure_locomo.py --variants full --modes equal --diagnose   # + where temporal questions are lost
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 from gravity_engine.embed import CachingEmbedder, get_embedder  # noqa: E402
 from gravity_engine.hosts import get_host  # noqa: E402
 from gravity_engine.loaders import load_conversations  # noqa: E402
-from gravity_engine.measure import MeasureSettings, ensure_store, measure_conversation, plan_questions, summarize  # noqa: E402
+from gravity_engine.measure import (MeasureSettings, ensure_store, format_stages, measure_conversation,  # noqa: E402
+                                    plan_questions, stage_counts, stages_header, summarize)
 from gravity_engine.query.config import get_variant  # noqa: E402
 from gravity_engine.query.pipeline import GravityQuery  # noqa: E402
 from gravity_engine.store import AnchorStore  # noqa: E402
@@ -123,6 +125,8 @@ def main() -> None:
     ap.add_argument("--anchor-share", type=float, default=0.4)
     ap.add_argument("--set", action="append", default=[], help="a QueryConfig option, e.g. line_sigma=0.3 (repeatable)")
     ap.add_argument("--choices", action="store_true", help="measure each option of CHOICES (equal budget, full)")
+    ap.add_argument("--diagnose", action="store_true", help="after each row, the stage that lost each temporal "
+                    "question (no event, wrong date, not selected, not packed), overall and per conversation")
     args = ap.parse_args()
     if not args.data.is_file():
         raise SystemExit(f"{args.data} not found (LoCoMo is read from ../shared/data at run time)")
@@ -159,6 +163,11 @@ def main() -> None:
                                        config=config.with_(host_k=10))
             rows, secs = run(stores, plan, host_for, settings.config, settings, embedder)
             print(line(f"{kind} / {name} / {mode}", summarize(rows), secs), flush=True)
+            if args.diagnose:
+                print("  temporal questions by the stage that lost them:\n  " + stages_header())
+                print("  " + format_stages(stage_counts(rows), "all"))
+                for conv, _ in plan:
+                    print("  " + format_stages(stage_counts([r for r in rows if r.conversation == conv.id]), conv.id))
         print()
 
 

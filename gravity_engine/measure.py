@@ -20,7 +20,12 @@
 * **temporal grounding** (LoCoMo category 2): the share of questions whose gold date lies in the
   resolved date range of an injected event, counting only events whose range is at most 6 days
   wider than the gold period (a "2023" event does not ground "7 May 2023"); gold answers with no
-  parseable date are left out and counted.
+  parseable date are left out and counted. The gold period is read as the coverage rule reads it
+  ("the week before 9 June 2023" is 2..8 June, not 9 June). Each such question also gets the
+  **stage** that lost it (``TEMPORAL_STAGES``, the first that fails): "no event" (no event of the
+  store grounds it or cites its evidence), "wrong date" (an event cites the evidence, none grounds
+  the gold), "not selected" (a grounding event is in the store, not among the selected events),
+  "not packed" (selected, its line left out under the budget), or "grounded".
 
 LoCoMo categories are printed by number and our name: 1 multi-hop, 2 temporal, 3 open-domain,
 4 single-hop, 5 adversarial (reported apart: its gold is usually an adversarial answer or none).
@@ -255,6 +260,7 @@ class MeasureRow(BaseModel):
     anchor_tokens: int
     n_expansions: int
     temporal_grounded: bool | None = None  # only LoCoMo category 2 with a parseable gold date
+    temporal_stage: str | None = None  # the stage that lost it (TEMPORAL_STAGES), same questions
     query_path_ms: float | None = None  # Gravity's path for this question, query embedding included
     query_path_no_embed_ms: float | None = None  # the same without the query embedding
     host_search_ms: float | None = None  # the host's own search for the question at k
@@ -281,29 +287,52 @@ def _recall(evidence: list[str], memories: list[Memory]) -> float | None:
     return sum(1 for e in evidence if e in got) / len(evidence)
 
 
-def _gold_spans(gold: str, reference: date | None):
+def _gold_spans(gold: str, reference: date | None) -> list[_Span]:
+    """The periods a temporal gold names: read as the coverage rule reads a date ("the week before 9 June
+    2023" is 2..8 June), else by the time grammar against ``reference`` ("last May", "2022")."""
+    periods = [p for p in (_gold_date(part) for part in gold_parts(gold)) if p is not None and p.has_year]
+    if periods:
+        return periods
     from .timeparse import find_time_expressions
 
-    return find_time_expressions(gold, reference)
+    return [_Span(s.start, s.end, True) for s in find_time_expressions(gold, reference)]
+
+
+def _grounds(ev, spans: list[_Span]) -> bool:
+    """An event's resolved range overlaps a gold period and is at most 6 days wider than it (bounds never count)."""
+    if not ev.date_start or ev.granularity in ("before", "after"):
+        return False
+    try:
+        s = date.fromisoformat(ev.date_start[:10])
+        e = date.fromisoformat((ev.date_end or ev.date_start)[:10])
+    except ValueError:
+        return False
+    return any((e - s).days <= (g.end - g.start).days + 6 and s <= g.end and e >= g.start for g in spans)
 
 
 def _grounded(gold: str, reference: date | None, events) -> bool | None:
     spans = _gold_spans(gold, reference)
     if not spans:
         return None
-    for ev in events:
-        if not ev.date_start or ev.granularity in ("before", "after"):
-            continue
-        try:
-            s = date.fromisoformat(ev.date_start[:10])
-            e = date.fromisoformat((ev.date_end or ev.date_start)[:10])
-        except ValueError:
-            continue
-        for g in spans:
-            wide_ok = (e - s).days <= (g.end - g.start).days + 6
-            if wide_ok and s <= g.end and e >= g.start:
-                return True
-    return False
+    return any(_grounds(ev, spans) for ev in events)
+
+
+# Where a temporal question was lost, from the extractor to the prompt (the first stage that fails).
+GROUNDED, NOT_PACKED, NOT_SELECTED, WRONG_DATE, NO_EVENT = (
+    "grounded", "not packed", "not selected", "wrong date", "no event")
+TEMPORAL_STAGES = (GROUNDED, NOT_PACKED, NOT_SELECTED, WRONG_DATE, NO_EVENT)
+
+
+def temporal_stage(gold: str, reference: date | None, evidence: list[str], store_events, selected, injected) -> str | None:
+    """The stage that lost a temporal question (``TEMPORAL_STAGES``), None when the gold names no date."""
+    spans = _gold_spans(gold, reference)
+    if not spans:
+        return None
+    for stage, events in ((GROUNDED, injected), (NOT_PACKED, selected), (NOT_SELECTED, store_events)):
+        if any(_grounds(ev, spans) for ev in events):
+            return stage
+    cited = set(evidence)
+    return WRONG_DATE if any(cited & set(ev.source_ids) for ev in store_events) else NO_EVENT
 
 
 def path_ms(g: GravityResult) -> tuple[float, float]:
@@ -335,6 +364,7 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
     texts = [q.question for q in questions]
     vectors = gq.embedder.encode(texts) if texts else None
     cache: dict = {}
+    store_events = store.anchors.module("events")
     rows: list[MeasureRow] = []
     total = total or len(questions)
     k = settings.k
@@ -344,9 +374,11 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
         g = run.gravity
         host_text = _norm_text(run.without.lines())
         grav_text = _norm_text(run.with_.lines())
-        grounded = None
+        grounded = stage = None
         if dataset == "locomo" and q.category == "2" and gold and config.mode == Mode.anchors:
-            grounded = _grounded(gold, g.qtime.reference, injected_events(g))
+            stage = temporal_stage(gold, g.qtime.reference, q.evidence, store_events, g.selected.get("events", []),
+                                   injected_events(g))
+            grounded = None if stage is None else stage == GROUNDED
         path, path_no_embed = path_ms(g)
         expanded_ms = run.timings_ms.get("host_expanded_search") if run.expanded else None
         rows.append(MeasureRow(
@@ -358,7 +390,7 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
             covered_host=covers(gold, host_text) if gold else None,
             covered_gravity=covers(gold, grav_text) if gold else None,
             host_tokens=run.without.tokens, gravity_tokens=run.with_.tokens, anchor_tokens=run.with_.anchors.total_tokens,
-            n_expansions=len(g.expansions), temporal_grounded=grounded,
+            n_expansions=len(g.expansions), temporal_grounded=grounded, temporal_stage=stage,
             query_path_ms=round(path, 3), query_path_no_embed_ms=round(path_no_embed, 3),
             host_search_ms=round(run.timings_ms.get("host_search", 0.0), 3),
             expanded_search_ms=None if expanded_ms is None else round(expanded_ms, 3),
@@ -396,6 +428,26 @@ def summarize(rows: list[MeasureRow]) -> list[dict]:
             "tokens_gravity": _mean(r.gravity_tokens for r in items),
         })
     return out
+
+
+def stage_counts(rows: list[MeasureRow]) -> dict[str, int]:
+    """How many temporal questions each stage lost (``TEMPORAL_STAGES``; ``grounded`` = not lost)."""
+    counts = dict.fromkeys(TEMPORAL_STAGES, 0)
+    for r in rows:
+        if r.temporal_stage is not None:
+            counts[r.temporal_stage] += 1
+    return counts
+
+
+def format_stages(counts: dict[str, int], label: str = "") -> str:
+    """One line: each stage's count and share of the temporal questions with a dated gold."""
+    n = sum(counts.values()) or 1
+    return f"{label:<30}{sum(counts.values()):>5}" + "".join(
+        f"{counts[s]:>9} {100 * counts[s] / n:5.1f}%" for s in TEMPORAL_STAGES)
+
+
+def stages_header() -> str:
+    return f"{'':<30}{'n':>5}" + "".join(f"{s[:15]:>16}" for s in TEMPORAL_STAGES)
 
 
 def format_table(summary: list[dict], k: int = 10) -> str:
