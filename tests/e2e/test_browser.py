@@ -6,25 +6,20 @@ Never runs `playwright install`: it uses /usr/bin/chromium and skips with the re
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from gravity_engine.testing.app_server import CHROMIUM, AppServer, launch_chromium, server_env
+
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
 HOSTILE_FILE = ROOT / "tests" / "fixtures" / "hostile" / "hostile_names.jsonl"
 SAMPLE_STORE = ROOT / "sample_data" / "stores" / "medllm_project"
 SHOTS = os.environ.get("GRAVITY_SCREENSHOTS")  # a folder: save a screenshot of every page there
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 PAGES = [  # url path, heading, a text the page shows with the sample store
     ("", "Gravity Studio", "Built with"),
     ("build", "Build anchors", "Options"),
@@ -42,67 +37,29 @@ if not CHROMIUM.exists():
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"{url} not healthy after {timeout} s")
-
-
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     home = tmp_path_factory.mktemp("gravity_home_e2e")
-    env = {**os.environ, "GRAVITY_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     if not SAMPLE_STORE.is_dir():
         # Until the prebuilt sample store ships, build it the way a user would (classic backend, offline).
         out = home / "workspace" / "medllm_project"
         subprocess.run([sys.executable, "-m", "gravity_engine", "build", str(ROOT / "sample_data/medllm_project.jsonl"),
-                        "--backend", "classic", "--out", str(out)], cwd=ROOT, env=env, check=True,
+                        "--backend", "classic", "--out", str(out)], cwd=ROOT, env=server_env(home), check=True,
                        capture_output=True, timeout=600)
-    port = _free_port()
-    log = open(home / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc)
-        yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-        text = (home / "streamlit.log").read_text()
-        if SHOTS:
-            (Path(SHOTS) / "streamlit.log").write_text(text)
-        assert "Traceback" not in text, text[-3000:]
-        deprecations = [line for line in text.splitlines() if "deprecat" in line.lower()]
-        assert not deprecations, deprecations
+    with AppServer(home) as server:
+        yield server.url
+    text = server.log()
+    if SHOTS:
+        (Path(SHOTS) / "streamlit.log").write_text(text)
+    assert "Traceback" not in text, text[-3000:]
+    deprecations = [line for line in text.splitlines() if "deprecat" in line.lower()]
+    assert not deprecations, deprecations
 
 
 @pytest.fixture(scope="module")
 def browser():
     with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        b = launch_chromium(p)
         yield b
         b.close()
 

@@ -3,16 +3,14 @@ Playwright against `streamlit run app.py`, with a workspace copy of the sample s
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import subprocess
-import sys
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from test_browser import CHROMIUM, FLAGS, ROOT, SAMPLE_STORE, _free_port, _open, _settle, _shot, _wait_healthy
+from test_browser import SAMPLE_STORE, _open, _settle, _shot
+
+from gravity_engine.testing.app_server import CHROMIUM, AppServer, launch_chromium
 
 pytestmark = pytest.mark.e2e
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -23,31 +21,13 @@ QUESTION = "When did MedLLM invent a drug dosage?"  # the README's example: gold
 def served(tmp_path_factory):
     home = tmp_path_factory.mktemp("gravity_home_playground")
     shutil.copytree(SAMPLE_STORE, home / "workspace" / "medllm-copy")
-    env = {**os.environ, "GRAVITY_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    for var in ("GRAVITY_LLM_BASE_URL", "GRAVITY_LLM_API_KEY", "OPENAI_API_KEY", "GRAVITY_LLM_GGUF"):
-        env.pop(var, None)
-    port = _free_port()
-    log = open(home / "streamlit.log", "w")
-    # No --server.fileWatcherType flag: .streamlit/config.toml turns the watcher off, as `make app` runs it.
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc)
-        yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-        text = (home / "streamlit.log").read_text()
-        assert "Traceback" not in text, text[-3000:]
-        assert "Inotify" not in text and "watchdog" not in text.lower(), text[-2000:]
+    # AppServer passes no --server.fileWatcherType flag: .streamlit/config.toml turns the watcher off, as
+    # `make app` runs it, and this module's log check holds the app to that.
+    with AppServer(home) as server:
+        yield server.url
+    text = server.log()
+    assert "Traceback" not in text, text[-3000:]
+    assert "Inotify" not in text and "watchdog" not in text.lower(), text[-2000:]
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +35,7 @@ def chromium():
     if not CHROMIUM.exists():
         pytest.skip("/usr/bin/chromium is missing")
     with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        b = launch_chromium(p)
         yield b
         b.close()
 
