@@ -34,7 +34,7 @@ from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder
 from .errors import ConfigError, GravityError, StoreError
 from .extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
 from .fileio import atomic_write_json
-from .store import ANCHORS_FILE, AnchorStore, check_built_with, embed_anchors, save_unless_changed
+from .store import ANCHORS_FILE, AnchorStore, check_built_with, embed_anchors, embed_utterances, save_unless_changed
 from .verify import verify_anchors
 
 CHECKPOINT_DIR = ".checkpoints"
@@ -145,6 +145,7 @@ def _prefetch(embedder: CachingEmbedder, conversation: Conversation) -> None:
     # restoring them from this thread raced with other threads and could leave the process on one core.
     try:
         embedder.encode([u.display_text() for u in conversation.utterances()])
+        embed_utterances(conversation, embedder)  # the dense host's memories, kept in the store
     except Exception:  # an optimisation only: the same texts are encoded again when needed
         pass
 
@@ -254,6 +255,7 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     notify(BuildProgress("embed", 0, 1, failed=len(failures), message="embedding anchors"))
     t_embed = time.perf_counter()
     embeddings = embed_anchors(anchors, shared_embedder)
+    utterance_vectors = embed_utterances(conversation, shared_embedder)
     embed_s = time.perf_counter() - t_embed
 
     verification: dict[str, Any] = {}
@@ -298,7 +300,8 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     if callable(usage):
         report["llm"] = usage()
     notify(BuildProgress("save", 0, 1, failed=len(failures), message="writing the store"))
-    store = AnchorStore(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report)
+    store = AnchorStore(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report,
+                        utterance_vectors=utterance_vectors)
     if existing is None:
         store.save(out)
     else:  # not over another writer's change made while this ran (an unmerge in the app)

@@ -385,4 +385,5 @@ def unmerge_store(store, entity_id: str, alias: str, embedder):
     # A new list: the loaded store (the app caches it) keeps its own report as it was.
     edits = [*store.report.get("edits", []), {"unmerge": {"entity": entity_id, "alias": alias}}]
     report = {**store.report, "edits": edits}
-    return AnchorStore(anchors=anchors, embeddings=embeddings, conversation=store.conversation, report=report)
+    return AnchorStore(anchors=anchors, embeddings=embeddings, conversation=store.conversation, report=report,
+                       utterance_vectors=store.utterance_vectors)

@@ -5,7 +5,10 @@ Layout::
     anchors.json        the three knowledge bases + schema version + what built them (AnchorSet)
     embeddings.npz      per module: "<module>" (n, dim) float32 L2-normalized, "<module>_ids" (n,) str;
                         "lines" (m, dim) and "lines_keys" (m,) str: every anchor line (attribute,
-                        fact, relation, event, topic summary, key fact, arc state; query/lines.py)
+                        fact, relation, event, topic summary, key fact, arc state; query/lines.py);
+                        "utterances" (u, dim) with "utterances_ids", "utterances_model" and
+                        "utterances_fingerprint": the dense host's utterance memories, embedded at build
+                        (``UtteranceVectors``; absent from older stores)
     conversation.json   the normalized utterances the anchors cite (Conversation)
     build_report.json   counts, timings, LLM calls and tokens, failed batches, verification
 
@@ -80,6 +83,48 @@ def embed_anchors(anchors: AnchorSet, embedder: Embedder) -> dict[str, np.ndarra
     return out
 
 
+@dataclass(frozen=True)
+class UtteranceVectors:
+    """The conversation's utterance memories (``hosts.memories.conversation_memories(conv, "utterance")``), as
+    embedded by the build with ``model``: a dense host on the same model takes them instead of encoding the
+    conversation again. ``fingerprint`` (``memories_fingerprint``) says which texts, so an edited conversation
+    or another memory rendering is never served stale vectors."""
+
+    model: str
+    fingerprint: str
+    ids: tuple[str, ...]  # one utterance id per row
+    matrix: np.ndarray
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"utterances": np.asarray(self.matrix, dtype=np.float32),
+                "utterances_ids": np.array(self.ids, dtype=str),
+                "utterances_model": np.array(self.model), "utterances_fingerprint": np.array(self.fingerprint)}
+
+    @classmethod
+    def from_npz(cls, npz) -> UtteranceVectors | None:
+        if not all(k in npz for k in ("utterances", "utterances_ids", "utterances_model", "utterances_fingerprint")):
+            return None
+        matrix = np.asarray(npz["utterances"], dtype=np.float32)
+        ids = tuple(str(x) for x in npz["utterances_ids"])
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            return None  # not usable; the host encodes for itself
+        return cls(model=str(npz["utterances_model"]), fingerprint=str(npz["utterances_fingerprint"]), ids=ids,
+                   matrix=matrix)
+
+
+def embed_utterances(conversation: Conversation, embedder: Embedder) -> UtteranceVectors:
+    """Embed the dense host's utterance memories of ``conversation`` (one encoder call; a ``CachingEmbedder``
+    that already saw the texts answers from its cache)."""
+    from .hosts.memories import conversation_memories, memories_fingerprint
+
+    memories = conversation_memories(conversation, "utterance")
+    texts = [m.text for m in memories]
+    matrix = embedder.encode(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
+    return UtteranceVectors(model=embedder.name, fingerprint=memories_fingerprint(memories),
+                            ids=tuple(m.utterance_ids[0] for m in memories),
+                            matrix=np.asarray(matrix, dtype=np.float32).reshape(len(texts), embedder.dim))
+
+
 def read_build_info(path: str | Path) -> BuildInfo:
     """What built the store in ``path`` (``anchors.json``'s ``built_with``), without loading the store."""
     anchors_path = Path(path) / ANCHORS_FILE
@@ -114,6 +159,7 @@ class AnchorStore:
     path: Path | None = None
     line_keys: list[str] | None = None  # row order of embeddings["lines"]
     generation: int | None = None  # of the files in ``path`` when loaded (fileio.read_generation)
+    utterance_vectors: UtteranceVectors | None = None  # the dense host's memories, embedded at build
 
     def __post_init__(self) -> None:
         self.set_embeddings(self.embeddings)
@@ -185,6 +231,8 @@ class AnchorStore:
         if "lines" in self.embeddings and self.line_keys is not None:
             arrays["lines"] = np.asarray(self.embeddings["lines"], dtype=np.float32)
             arrays["lines_keys"] = np.array(self.line_keys, dtype=str)
+        if self.utterance_vectors is not None:
+            arrays.update(self.utterance_vectors.arrays())
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         files[EMBEDDINGS_FILE] = buf.getvalue()
@@ -227,6 +275,7 @@ class AnchorStore:
             raise StoreError(f"{anchors_path} ({where}): {first['msg']}") from err
         embeddings: dict[str, np.ndarray] = {}
         line_keys: list[str] | None = None
+        utterance_vectors: UtteranceVectors | None = None
         emb_path = path / EMBEDDINGS_FILE
         if emb_path.is_file():
             try:
@@ -241,6 +290,7 @@ class AnchorStore:
                     if "lines" in npz and "lines_keys" in npz:
                         embeddings["lines"] = np.asarray(npz["lines"], dtype=np.float32)
                         line_keys = [str(x) for x in npz["lines_keys"]]
+                    utterance_vectors = UtteranceVectors.from_npz(npz)
             except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as err:
                 raise StoreError(f"{emb_path}: unreadable ({err})") from err
         conversation = None
@@ -262,4 +312,4 @@ class AnchorStore:
             if not isinstance(report, dict):  # pages read it with .get: anything else is as good as unreadable
                 report = {"error": f"{REPORT_FILE} is not a JSON object"}
         return cls(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report, path=path,
-                   line_keys=line_keys)
+                   line_keys=line_keys, utterance_vectors=utterance_vectors)

@@ -2,7 +2,9 @@
 
 It uses the same sentence-transformers embedder as the anchors. Memory embeddings are cached on
 disk under ``$GRAVITY_HOME/cache/dense/`` keyed by a hash of the memory texts and the model name,
-so a conversation is embedded once per machine.
+so a conversation is embedded once per machine. A store built with the same model carries its utterance
+memories' embeddings (``store.UtteranceVectors``); ``ingest(conversation, vectors=...)`` takes those instead of
+encoding, so the first question on a new store does not wait for the conversation to be embedded.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..conversation import Conversation
 from ..embed import Embedder
 from ..errors import ConfigError
 from ..fileio import atomic_write_bytes
+from ..store import UtteranceVectors
 from .base import Memory, UsesEmbedder
 from .memories import conversation_memories, format_memory_list, memories_fingerprint
 
@@ -30,6 +33,7 @@ class DenseHost(UsesEmbedder):
     """Cosine search over one embedding per utterance (``unit="utterance"``) or per window of turns."""
 
     name = "dense"
+    takes_stored_vectors = True  # ingest(conversation, vectors=UtteranceVectors): see HostSession
 
     def __init__(self, embedder: Embedder | None = None, unit: str = "utterance", window: int = 3,
                  use_cache: bool = True):
@@ -42,15 +46,30 @@ class DenseHost(UsesEmbedder):
         self.memories: list[Memory] = []
         self.matrix = np.zeros((0, 1), dtype=np.float32)
         self._fingerprint = ""
+        self.reused_vectors = False  # whether the last ingest took the store's vectors
 
-    def ingest(self, conversation: Conversation) -> None:
+    def ingest(self, conversation: Conversation, vectors: UtteranceVectors | None = None) -> None:
+        """Index the conversation; ``vectors`` (the store's utterance embeddings) are used when they are these
+        very memories embedded by this host's model, else the host encodes (or reads its cache) as usual."""
         memories = conversation_memories(conversation, self.unit, self.window)
         fingerprint = memories_fingerprint(memories)
         if fingerprint == self._fingerprint:
             return
         self.memories = memories
-        self.matrix = self._embed(memories, fingerprint)
+        self.matrix = self.stored_matrix(vectors, memories, fingerprint)
+        self.reused_vectors = self.matrix is not None
+        if self.matrix is None:
+            self.matrix = self._embed(memories, fingerprint)
         self._fingerprint = fingerprint
+
+    def stored_matrix(self, vectors: UtteranceVectors | None, memories: list[Memory],
+                      fingerprint: str) -> np.ndarray | None:
+        """``vectors.matrix`` if it holds exactly ``memories`` embedded by this host's model, else None."""
+        if vectors is None or self.unit != "utterance" or vectors.fingerprint != fingerprint:
+            return None
+        if vectors.model != self.embedder.name or vectors.matrix.shape != (len(memories), self.embedder.dim):
+            return None  # another model's vectors would not compare with this model's question vectors
+        return np.asarray(vectors.matrix, dtype=np.float32)
 
     def _embed(self, memories: list[Memory], fingerprint: str) -> np.ndarray:
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.embedder.name)[-60:]
