@@ -99,10 +99,14 @@ def host_search_many(host: Host, queries: list[str], k: int) -> list[list[Memory
 class HostSession:
     """A host with one conversation ingested; searches by text, or by vector when it shares the embedder."""
 
-    def __init__(self, host: Host, conversation: Conversation | None = None, embedder=None):
+    def __init__(self, host: Host, conversation: Conversation | None = None, embedder=None, vectors=None):
         self.host = host
         if conversation is not None:
-            host.ingest(conversation)
+            # ``vectors``: the store's utterance embeddings (store.UtteranceVectors), for a host that can take them.
+            if vectors is not None and getattr(host, "takes_stored_vectors", False):
+                host.ingest(conversation, vectors=vectors)
+            else:
+                host.ingest(conversation)
         by_vector = getattr(host, "search_vectors", None)
         host_model = getattr(getattr(host, "_embedder", None), "name", None)  # set once the host has ingested
         self.embedder = embedder
