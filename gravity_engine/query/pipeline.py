@@ -271,7 +271,7 @@ def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str
     if config.mode == Mode.summaries and llm is not None:
         write_model_summaries(store, llm)  # the method's +Sum: once per store, then read from beside it
     if session is None or session.host is not host:
-        session = HostSession(host, store.conversation, gq.embedder)
+        session = HostSession(host, store.conversation, gq.embedder, store.utterance_vectors)
     t = time.perf_counter
     k = config.host_k
     run = run_question(gq, session, question, question_date, config, k, budget)
