@@ -26,6 +26,7 @@ from ..base import Batch
 from ...timeparse import find_time_expressions, parse_datetime
 from .facts import FACT_KEY, _hedged, facts_of_doc
 from .grammar import is_first_person, span_text, speaker_pronouns, subject_of, tense_reader
+from .patterns import relation_matches
 
 NER_TYPES = {
     "PERSON": "person", "ORG": "organization", "GPE": "place", "LOC": "place", "FAC": "place",
@@ -39,7 +40,23 @@ KIN = {
 }
 FAMILY = KIN - {"friend", "roommate", "boss", "coworker", "colleague", "mentor", "neighbor", "neighbour"}
 PETS = {"dog", "cat", "puppy", "pup", "kitten", "kitty", "pet", "bird", "parrot", "hamster", "rabbit", "bunny",
-        "horse", "fish", "turtle", "snake", "lizard", "pony", "guinea"}
+        "horse", "fish", "turtle", "snake", "lizard", "pony", "guinea",
+        # breeds: "my spaniel Bramble", "a beagle called Rufus"
+        "beagle", "spaniel", "labrador", "retriever", "terrier", "poodle", "husky", "dachshund", "pug", "corgi",
+        "greyhound", "whippet", "lurcher", "schnauzer", "chihuahua", "boxer", "pointer", "setter", "sheepdog",
+        "doodle", "labradoodle", "cockapoo", "tabby", "siamese", "persian", "ragdoll", "moggy"}
+# Nouns for a person by what they do or are ("a designer called Wojtek", "the trainer, Mathilde"): the name is
+# a person; no relation is drawn from them (a service role says little about whose it is).
+PERSON_NOUNS = {
+    "guy", "girl", "boy", "man", "woman", "lady", "bloke", "lad", "chap", "person", "designer", "trainer",
+    "engineer", "developer", "programmer", "nurse", "chef", "cook", "baker", "driver", "accountant", "lawyer",
+    "solicitor", "rep", "receptionist", "vet", "dentist", "instructor", "barista", "landlord", "landlady",
+    "plumber", "electrician", "builder", "artist", "painter", "writer", "author", "scientist", "professor",
+    "consultant", "analyst", "recruiter", "agent", "cleaner", "nanny", "babysitter", "midwife", "pharmacist",
+    "surgeon", "gp", "optician", "mechanic", "architect", "photographer", "journalist", "editor", "founder",
+    "director", "ceo", "owner", "waiter", "waitress", "bartender", "librarian", "priest", "vicar", "rabbi",
+    "imam", "officer", "detective", "volunteer", "musician", "singer", "guitarist", "drummer", "player",
+    "runner", "climber", "swimmer", "rower", "hairdresser", "barber", "stylist", "carer", "caregiver"}
 # Capitalised words of chat that are not names.
 NOT_NAMES = {
     "hey", "hi", "hello", "wow", "thanks", "thank", "omg", "lol", "haha", "yeah", "yes", "no", "oh", "ok", "okay",
@@ -54,7 +71,7 @@ NOT_NAMES = {
     "ml", "ai", "nlp", "llm", "llms", "qa", "ui", "ux", "api", "ceo", "cto", "cfo", "coo", "pm", "phd", "mri", "er",
     "icu", "gpu", "cpu", "auc", "tv", "pc", "faq", "diy", "asap", "lgbtq", "lgbt", "lgbtq+", "rsvp", "ok.", "usd",
     "ha", "hah", "hehe", "haha", "lmao", "rofl", "xd", "classic", "fingers", "bless", "jeez", "gee", "heck",
-    "beginner", "noted", "flatterer", "deal", "done", "true", "exactly", "totally", "same", "wait", "congrats!",
+    "beginner", "noted", "flatterer", "gp", "vat", "hr", "pr", "dm", "dms", "eta", "bbq", "diy", "deal", "done", "true", "exactly", "totally", "same", "wait", "congrats!",
 }
 # Words a sentence starts with that the tagger glues to the name after them ("First Berlin").
 LEAD_WORDS = {"first", "then", "next", "finally", "also", "maybe", "just", "so", "and", "but", "oh", "well", "after",
@@ -155,8 +172,8 @@ def _phrase(token, max_tokens: int = 8, drop_to: bool = True) -> str:
     # Stop at the first punctuation after the head: the value stays one contiguous run of words.
     stop = next((t.i for t in token.subtree if t.is_punct and t.i > token.i), None)
     tokens = [t for t in token.subtree if t.i not in skip and (stop is None or t.i < stop)]
-    while tokens and tokens[-1].lower_ in ("too", "also", "either"):
-        tokens.pop()
+    while tokens and (tokens[-1].lower_ in ("too", "also", "either") or not any(c.isalnum() for c in tokens[-1].text)):
+        tokens.pop()  # "flying too 😂" is "flying"
     while tokens and (tokens[-1].is_punct or tokens[-1].dep_ in ("cc", "prep", "det")):
         tokens.pop()
     while tokens and (tokens[0].is_punct or (drop_to and tokens[0].lower_ in ("to", "na") and tokens[0].dep_ == "aux")):
@@ -174,7 +191,10 @@ class ProfileBook:
         self._strong: set[str] = set()  # keys of entities typed by context: NER cannot change them
         self._when = batch.session_time or batch.session_id
         self.last_person: str | None = None  # who "her"/"his" points at: the person named last
+        self.last_person_at = -10  # the utterance (index in the batch) that named it
+        self.utterance_index = 0
         self.last_org: str | None = None  # what "there" points at in "I'm an analyst there"
+        self.last_org_at = -10
 
     def canonical(self, name: str) -> tuple[str, str | None]:
         return canonical_name(name, self.speakers)
@@ -312,14 +332,22 @@ _ORG_HEADS = {"clinic", "hospital", "institute", "university", "college", "schoo
               "company", "co", "agency", "association", "society", "council", "department", "ministry", "club",
               "center", "centre", "studio", "studios", "church", "gmbh", "partners", "systems", "technologies",
               "striders", "league", "team", "museum", "library", "gallery", "shelter", "charity", "gym", "fitness",
-              "pharmacy", "nursery", "vets", "cafe", "café", "bakery", "restaurant", "hotel", "school"}
+              "pharmacy", "nursery", "vets", "cafe", "café", "bakery", "restaurant", "hotel", "school",
+              # trades a business is named after: "... Architects", "... Removals", "... Dairy", "... Games"
+              "architects", "solicitors", "accountants", "removals", "roasters", "dairy", "mill", "mills", "brewery",
+              "foods", "flour", "motors", "builders", "electrics", "games", "digital", "media", "robotics",
+              "software", "consulting", "logistics", "energy", "insurance", "mutual", "press", "publishing",
+              "records", "pharma", "dental", "optics", "airlines", "airways", "practice", "surgery", "primary",
+              "garage", "salon", "barbers", "kitchen", "bar", "pub", "inn", "works", "supplies", "trust", "fund",
+              "capital", "ventures", "holdings", "solutions", "services", "consultancy", "hospital", "university"}
 _PLACE_HEADS = {"street", "st", "avenue", "ave", "road", "park", "lake", "mountain", "mountains", "hill", "hills",
                 "gate", "beach", "river", "trail", "bay", "island", "islands", "valley", "market", "square",
                 "bridge", "coast", "city", "county", "village", "town", "falls", "canyon", "forest", "peak", "castle",
                 "palace", "tower", "cathedral", "abbey", "harbour", "harbor", "pier", "quay", "lane", "close", "gardens"}
 _PLACE_LEADS = {"mount", "mt", "lake", "cape", "port", "fort", "san", "santa", "saint", "new"}
 _EVENT_HEADS = {"challenge", "final", "finals", "qualifier", "open", "show", "marathon", "festival", "conference", "workshop", "summit", "race", "cup", "championship", "fair",
-                "expo", "concert", "parade", "gala", "tournament", "olympics", "games", "week", "symposium"}
+                "expo", "concert", "parade", "gala", "tournament", "olympics", "week", "symposium", "congress",
+                "regatta", "derby", "rally", "fest", "carnival", "triathlon", "convention", "hackathon", "meetup"}
 
 
 def suffix_type(name: str) -> str | None:
@@ -435,7 +463,7 @@ PERSON_VERBS = {"say", "tell", "call", "text", "message", "email", "ask", "reply
                 "smile", "marry", "graduate", "retire", "cook", "bake", "visit", "hug", "promise", "complain",
                 "reckon", "agree", "admit", "insist", "joke", "wonder", "remember", "forget", "decide", "come",
                 "turn", "propose", "date", "babysit", "phone", "ring", "moan", "beg", "whisper", "shout", "sing",
-                "dance", "knit", "scold", "sulk", "snore",
+                "dance", "knit", "scold", "sulk", "snore", "move", "live", "relocate", "study", "volunteer", "adopt",
                 "texte"}  # the small model's lemma of "texted"
 
 
@@ -453,15 +481,27 @@ def _personish(book: ProfileBook, ent) -> bool:
     return root.dep_ in ("nsubj", "nsubjpass") and root.head.lemma_.lower() in PERSON_VERBS and len(ent) <= 2
 
 
+RECENT_UTTERANCES = 3  # "he"/"she" with no name in its utterance points at a person named this recently
+RECENT_ORG_UTTERANCES = 1  # "there" points at an organisation named in this utterance or the one before
+
+
 def _person_before(book: ProfileBook, tok) -> str | None:
     """The person "her"/"his"/"she" most likely means: the last person named before ``tok`` in its
-    utterance (not a speaker), else the last one named in the batch's earlier utterances."""
-    named = [e for e in tok.doc.ents if e.end <= tok.i and _personish(book, e)]
-    for ent in reversed(named):
-        name = clean_name(ent.text)
-        if _looks_like_name(name) and name.lower() not in NOT_NAMES and book.canonical(name)[0] not in book.speakers:
-            return book.canonical(name)[0]
-    return book.last_person
+    utterance (not a speaker; an entity NER calls a person, or a name already known as a person: "my sister
+    Ana came with her husband"), else the last one named in the batch's last few utterances."""
+    best, at = None, -1
+    for ent in tok.doc.ents:
+        if ent.end <= tok.i and _personish(book, ent):
+            name = clean_name(ent.text)
+            if _looks_like_name(name) and name.lower() not in NOT_NAMES and book.canonical(name)[0] not in book.speakers:
+                best, at = book.canonical(name)[0], ent.end
+    for t in tok.doc[:tok.i]:
+        if t.pos_ == "PROPN" and t.i >= at and (known := book.get(_full_name(t))) is not None and \
+                known.type == "person" and known.name not in book.speakers:
+            best, at = known.name, t.i
+    if best is not None:
+        return best
+    return book.last_person if book.utterance_index - book.last_person_at <= RECENT_UTTERANCES else None
 
 
 def _named_org(ent: Entity) -> bool:
@@ -476,7 +516,8 @@ def _org_before(book: ProfileBook, tok) -> str | None:
         known = book.get(clean_name(ent.text))
         if known is not None and _named_org(known):
             return known.name
-    return book.last_org
+    # "Still nights at St Brendan's?" - "I'm a nurse there": an organisation named turns ago is not meant
+    return book.last_org if book.utterance_index - book.last_org_at <= RECENT_ORG_UTTERANCES else None
 
 
 _PLACE_MOTION = {"live", "move", "stay", "grow", "visit", "fly", "drive", "travel", "go", "head", "return", "settle",
@@ -570,8 +611,12 @@ def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_i
         return speaker
     if subj.lower_ == "you" and other:
         return book.entity(other, "person", source_id)
+    if subj.lower_ in ("she", "he") and (named := _person_before(book, subj)) is not None:
+        return book.entity(named, "person", source_id)
+    # A name doing what people do is a person whatever NER says ("Cian moved to Cork": NER says NORP).
     if subj.pos_ == "PROPN" and subj.text[:1].isupper() and (subj.ent_type_ in ("PERSON", "") or (
-            (known := book.get(_full_name(subj))) is not None and known.type == "person")):
+            (known := book.get(_full_name(subj))) is not None and known.type == "person") or (
+            subj.ent_type_ in ("NORP", "ORG") and subj.head.lemma_.lower() in PERSON_VERBS)):
         name = _full_name(subj)
         if _looks_like_name(name) and name.lower() not in NOT_NAMES:
             return book.entity(name, "person", source_id, subj.sent.text)
@@ -600,7 +645,8 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             continue
         lemma = tok.lemma_.lower()
         kind = ("pet" if lemma in PETS else "role" if lemma in ROLE_PREDICATES else "group" if lemma in GROUP_PREDICATES
-                else "product" if lemma in PRODUCT_NOUNS else "project" if lemma in PROJECT_NOUNS else None)
+                else "product" if lemma in PRODUCT_NOUNS else "project" if lemma in PROJECT_NOUNS
+                else "person" if lemma in PERSON_NOUNS and tok.pos_ == "NOUN" else None)
         if kind is None:
             continue
         name_tok = _name_of(tok)
@@ -633,8 +679,8 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             pet = book.entity(name, "pet", source_id, tok.sent.text, why=f'pet of {owner.name} ("{said}")')
             book.relation(owner, "owns_pet", pet.name, source_id)
             book.attribute(owner, "pet", said, source_id) if said.lower() in doc.text.lower() else None
-        elif kind == "role":
-            if owner is None and lemma not in FAMILY:
+        elif kind == "role" or kind == "person":
+            if kind == "person" or (owner is None and lemma not in FAMILY):
                 # "Marcus, a coach at Ironbridge Gym": a person by role, working where the role is
                 person = book.entity(name, "person", source_id, tok.sent.text, why=f'a {lemma} ("{said}")')
                 for prep in (g for g in tok.children if g.dep_ == "prep" and g.lower_ in ("at", "for", "with")):
@@ -729,7 +775,9 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
             book.relation(who, "dislikes", _phrase(obj, 6), source_id)
         return
     if lemma in _LIKE and not conditional:
-        obj = next((c for c in children if c.dep_ in ("dobj", "xcomp", "ccomp")), None)
+        # "you can't stand anything that moves, you hate flying": the object, before a clause hung on the verb
+        obj = next((c for dep in ("dobj", "xcomp", "ccomp") for c in children if c.dep_ == dep
+                    and not (dep == "ccomp" and any(g.dep_ == "nsubj" for g in c.children))), None)
         if obj is not None and obj.lower_ not in _VAGUE_OBJECTS and obj.pos_ != "PRON":
             key = _LIKE[lemma]
             if negated:
@@ -898,6 +946,52 @@ def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> No
                     _relate(book, known, "lives_in", pobj, source_id)
 
 
+def _person_named(book: ProfileBook, tok, source_id: str) -> Entity | None:
+    """The person a noun phrase names: "Dana", "a designer called Wojtek", "a friend, Isla"."""
+    name_tok = tok if tok.pos_ == "PROPN" else _name_of(tok)
+    if name_tok is None:
+        return None
+    name = _full_name(name_tok)
+    if not _looks_like_name(name) or name.lower() in NOT_NAMES:
+        return None
+    known = book.get(name)
+    if tok.pos_ == "PROPN" and name_tok.ent_type_ != "PERSON" and (known is None or known.type != "person"):
+        return None  # "I work with Figma": a bare name is a person only when NER or the profile says so
+    if known is not None and known.type != "person" and book.typed_by_context(known):
+        return None
+    said = _shorten(span_text(list(tok.doc[min(tok.i, name_tok.i):max(tok.i, name_tok.i) + 1])), 60)
+    return book.entity(name, "person", source_id, tok.sent.text,
+                       why=None if tok.pos_ == "PROPN" else f'a {tok.lemma_.lower()} ("{said}")')
+
+
+def _matched_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
+    """Relations from the DependencyMatcher patterns of ``patterns.py``."""
+    for label, t in relation_matches(doc):
+        head = t.get("verb") or t.get("noun")
+        if any(c.dep_ == "neg" for c in head.children) or _hedged(head):
+            continue
+        if label == "member_at":
+            owner = _possessor(book, head, speaker, other, source_id)
+            if owner is not None and owner.type == "person":
+                _relate(book, owner, "member_of", t["target"], source_id)
+            continue
+        who = _owner(book, t["subject"], speaker, other, source_id)
+        if who is None or who.type != "person":
+            continue
+        if label in ("employed_at", "job_taken"):
+            target = t["target"]
+            name = _target_name(target)
+            known = book.get(name) if name else None
+            if name is None or target.ent_type_ in ("GPE", "LOC", "PERSON", "DATE") or (
+                    known is not None and known.type not in ("organization", "other")):
+                continue  # "I've been at Mum's since Friday", "three weeks in Lisbon": not an employer
+            _relate(book, who, "works_at", target, source_id)
+        elif label in ("colleague", "friend_made"):
+            person = _person_named(book, t["target"], source_id)
+            if person is not None and person.name != who.name:
+                book.relation(person, "colleague_of" if label == "colleague" else "friend_of", who.name, source_id)
+
+
 def _subject_entity(book: ProfileBook, verb, speaker: Entity, other: str | None, source_id: str) -> Entity | None:
     subj = subject_of(verb)
     if subj is None:
@@ -918,7 +1012,8 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
     book = ProfileBook(batch)
     ref = parse_datetime(batch.session_time) if batch.session_time else None
     pronouns = speaker_pronouns([u.text for u in batch.utterances], book.speakers)
-    for utt, doc in zip(batch.utterances, docs):
+    for k, (utt, doc) in enumerate(zip(batch.utterances, docs)):
+        book.utterance_index = k
         speaker = book.entity(utt.speaker, "person", utt.id)
         others = [s for s in book.speakers if s != utt.speaker]
         other = others[0] if len(others) == 1 else None
@@ -951,24 +1046,38 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
         _addressed_kin(book, doc, speaker, other, utt.id)
         _noun_patterns(book, doc, speaker, other, utt.id)
         _job_patterns(book, doc, speaker, utt.id)
+        _matched_relations(book, doc, speaker, other, utt.id)
         for tok in doc:
-            if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass", "xcomp") or \
+            if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass") or \
+                    (tok.dep_ == "xcomp" and tok.lemma_.lower() not in _BUILD_VERBS | {"work"}) or \
                     tok.sent.text.rstrip().endswith("?"):
-                continue
+                continue  # "I started working on Atlas": the xcomp carries the relation
             who = _subject_entity(book, tok, speaker, other, utt.id)
+            subj = subject_of(tok)
+            if who is None and other and subj is not None and subj.lower_ == "you" and (
+                    tok.lemma_.lower() in _LIKE or tok.lemma_.lower() == "stand"):
+                who = book.entity(other, "person", utt.id)  # "you hate flying": a statement about the listener
             if who is not None and who.type in ("person", "other"):
                 _verb_patterns(book, tok, who, speaker, utt.id)
+        last_named = -1
+        for t in doc:  # a name already known as a person ("my sister Ana"), whatever NER made of it
+            if t.pos_ == "PROPN" and (known := book.get(_full_name(t))) is not None and known.type == "person" \
+                    and known.name not in book.speakers:
+                book.last_person, book.last_person_at, last_named = known.name, book.utterance_index, t.i
         for ent in doc.ents:
             name = clean_name(ent.text)
             if not _looks_like_name(name) or name.lower() in NOT_NAMES:
                 continue
             known = book.get(name)
-            if _personish(book, ent) and book.canonical(name)[0] not in book.speakers:
+            if _personish(book, ent) and book.canonical(name)[0] not in book.speakers and ent.start >= last_named:
                 book.last_person = book.canonical(name)[0]
+                book.last_person_at = book.utterance_index
             elif known is not None and _named_org(known):
                 book.last_org = known.name
+                book.last_org_at = book.utterance_index
         spans = find_time_expressions(utt.text, ref, tense_reader(doc)) if ref else []
-        for fact in facts_of_doc(doc, utt.speaker, other, utt.id, spans, pronouns.get(utt.speaker, "they")):
+        people = {e.name for e in book.entities() if e.type == "person"}
+        for fact in facts_of_doc(doc, utt.speaker, other, utt.id, spans, pronouns.get(utt.speaker, "they"), people):
             holder = speaker
             if fact.about:
                 if not _looks_like_name(fact.about) or fact.about.lower() in NOT_NAMES:

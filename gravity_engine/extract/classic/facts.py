@@ -96,8 +96,9 @@ def _is_question(sent) -> bool:
     return sent.text.rstrip().endswith("?")
 
 
-def fact_subject(verb):
-    """(subject token or None, kind): I/we, "my sister", or None when the clause is not the speaker's."""
+def fact_subject(verb, people: set[str] | frozenset[str] = frozenset()):
+    """(subject token or None, kind): I/we, "my sister", a named person, or None when the clause is not the
+    speaker's. ``people``: names already known as persons ("Piotr is back at work" starts its sentence)."""
     subj = subject_of(verb)
     if subj is None:
         return None, ""
@@ -110,8 +111,8 @@ def fact_subject(verb):
         return subj, "my"
     # "Theo is a history teacher", "Marcus coaches at Ironwood": a named person, not the first word
     # of a sentence unless the NER calls it a person.
-    if subj.pos_ == "PROPN" and subj.text[:1].isupper() and subj.ent_type_ in ("PERSON", "") and (
-            subj.i > subj.sent.start or subj.ent_type_ == "PERSON"):
+    if subj.pos_ == "PROPN" and subj.text[:1].isupper() and (subj.ent_type_ in ("PERSON", "") and (
+            subj.i > subj.sent.start or subj.ent_type_ == "PERSON") or subj.text in people):
         return subj, "name"
     return None, ""
 
@@ -209,18 +210,21 @@ def _chitchat_be(verb) -> bool:
 
 
 def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
-                 spans: list[TimeSpan] | None = None, pronoun: str = "they") -> list[Fact]:
+                 spans: list[TimeSpan] | None = None, pronoun: str = "they",
+                 people: set[str] | frozenset[str] = frozenset()) -> list[Fact]:
     """The facts one utterance states about its speaker (at most MAX_FACTS_PER_UTTERANCE, most specific)."""
     spans = spans or []
     found: list[Fact] = []
     seen: set[str] = set()
     for verb in doc:
-        if verb.pos_ not in ("VERB", "AUX") or verb.dep_ in ("aux", "auxpass", "xcomp", "relcl", "acl", "amod",
+        if verb.pos_ not in ("VERB", "AUX") or verb.dep_ in ("aux", "auxpass", "xcomp", "relcl", "amod",
                                                              "pcomp", "csubj", "prep", "compound"):
             continue
+        if verb.dep_ == "acl" and not any(c.dep_ == "nsubj" for c in verb.children):
+            continue  # "a dog called Rufus"; but "Big news: I signed with ..." is a clause of its own
         if _is_question(verb.sent):
             continue
-        subj, kind = fact_subject(verb)
+        subj, kind = fact_subject(verb, people)
         if subj is None:
             if not _implicit(verb):
                 continue

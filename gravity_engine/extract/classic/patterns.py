@@ -1,0 +1,92 @@
+"""Relation patterns over the dependency parse, written for spaCy's ``DependencyMatcher``.
+
+Each pattern names the tokens a relation needs (who, the target, the words that make it one) and
+``relation_matches`` yields them per sentence; ``entities.py`` turns a match into a relation with its
+evidence, resolving "I", "you", "he"/"she" and names as it does for every other pattern:
+
+* ``employed_at``: "I've been at Marchetti Architects for two years", "I was at Copperleaf for five years"
+  (being at an organisation for a stretch of time is working there; a visit has no duration);
+* ``member_at``: "my membership at Northern Edge", "our membership of the Harbor Striders";
+* ``colleague``: "I'm pairing with a designer called Wojtek", "I work with Dana on the audit";
+* ``friend_made``: "She's made a friend, Isla", "I met a friend called Jo at the gym";
+* ``job_taken``: "He got a job at Lir Robotics", "Ana landed a role with Acme" (the possessive "my job at"
+  is ``entities._job_patterns``).
+
+The matcher is built once per spaCy vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+
+DURATION_PREPS = ["for", "since"]
+COLLEAGUE_VERBS = ["pair", "work", "collaborate", "team"]
+FRIEND_VERBS = ["make", "meet", "find"]
+JOB_VERBS = ["get", "land", "accept", "take", "start", "begin", "find", "secure", "win", "offer"]
+JOB_NOUNS = ["job", "role", "position", "internship", "placement", "post", "contract", "apprenticeship"]
+
+_PROPN = {"POS": "PROPN"}
+PATTERNS: dict[str, list[list[dict]]] = {
+    "employed_at": [[
+        {"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": "be"}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "subject", "RIGHT_ATTRS": {"DEP": "nsubj"}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "prep", "RIGHT_ATTRS": {"DEP": "prep", "LOWER": "at"}},
+        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "since",
+         "RIGHT_ATTRS": {"DEP": "prep", "LOWER": {"IN": DURATION_PREPS}}},
+    ]],
+    "member_at": [[
+        {"RIGHT_ID": "noun", "RIGHT_ATTRS": {"LEMMA": "membership"}},
+        {"LEFT_ID": "noun", "REL_OP": ">", "RIGHT_ID": "prep",
+         "RIGHT_ATTRS": {"DEP": "prep", "LOWER": {"IN": ["at", "of", "with", "in"]}}},
+        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
+    ]],
+    "colleague": [[
+        {"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": {"IN": COLLEAGUE_VERBS}, "POS": "VERB"}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "subject", "RIGHT_ATTRS": {"DEP": {"IN": ["nsubj", "nsubjpass"]}}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "prep", "RIGHT_ATTRS": {"DEP": "prep", "LOWER": "with"}},
+        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj"}},
+    ]],
+    "friend_made": [[
+        {"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": {"IN": FRIEND_VERBS}}},
+        # "She's made a friend": the small parser reads it as a passive
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "subject", "RIGHT_ATTRS": {"DEP": {"IN": ["nsubj", "nsubjpass"]}}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "target",
+         "RIGHT_ATTRS": {"DEP": "dobj", "LEMMA": {"IN": ["friend", "pal", "buddy", "mate"]}}},
+    ]],
+    # "at Lir Robotics" hangs on "job" or, as often, on "got": the same nodes, two attachments
+    "job_taken": [[
+        {"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": {"IN": JOB_VERBS}}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "subject", "RIGHT_ATTRS": {"DEP": {"IN": ["nsubj", "nsubjpass"]}}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "noun", "RIGHT_ATTRS": {"DEP": "dobj", "LEMMA": {"IN": JOB_NOUNS}}},
+        {"LEFT_ID": attached_to, "REL_OP": ">", "RIGHT_ID": "prep",
+         "RIGHT_ATTRS": {"DEP": "prep", "LOWER": {"IN": ["at", "with", "for"]}}},
+        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
+    ] for attached_to in ("noun", "verb")],
+}
+
+
+@lru_cache(maxsize=4)
+def _matcher(vocab):
+    from spacy.matcher import DependencyMatcher
+
+    matcher = DependencyMatcher(vocab)
+    for label, patterns in PATTERNS.items():
+        matcher.add(label, patterns)
+    return matcher
+
+
+def relation_matches(doc) -> Iterator[tuple[str, dict[str, object]]]:
+    """(pattern label, {role: token}) for every match in a parsed utterance, in text order; questions
+    ("Are you still at Acme?") state nothing and are skipped."""
+    matcher = _matcher(doc.vocab)
+    seen: set[tuple[str, int]] = set()
+    for match_id, token_ids in sorted(matcher(doc), key=lambda m: m[1]):
+        label = doc.vocab.strings[match_id]
+        names = [p["RIGHT_ID"] for p in PATTERNS[label][0]]
+        tokens = {name: doc[i] for name, i in zip(names, token_ids)}
+        if tokens[names[0]].sent.text.rstrip().endswith("?") or (label, token_ids[-1]) in seen:
+            continue
+        seen.add((label, token_ids[-1]))
+        yield label, tokens
