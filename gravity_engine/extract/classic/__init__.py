@@ -33,6 +33,7 @@ PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _WORDS = re.compile(r"[A-Za-z][\w'’-]*")
+_WORDS_AND_COMMAS = re.compile(r"[A-Za-z][\w'’-]*|[,;(]")
 _PET_CUES = re.compile(r"\b(dogs?|pupp(?:y|ies)|pups?|cats?|kitt(?:y|en)s?|vet|leash|dog park|walkies|paws?|"
                        r"bark(?:s|ed|ing)?|fetch|treats|litter|kennel|groomer|fur)\b", re.I)
 
@@ -168,12 +169,13 @@ def standalone_capitalised(conversation: Conversation) -> set[str]:
     found: set[str] = set()
     for u in conversation.utterances():
         for sentence in _SENTENCE.split(u.text):
-            words = _WORDS.findall(sentence)
+            # a comma separates: "Again, Ben!" writes Ben alone inside a sentence
+            words = _WORDS_AND_COMMAS.findall(sentence)
             for k in range(1, len(words)):
                 w = words[k]
                 if w[:1].isupper() and not words[k - 1][:1].isupper() and (
                         k + 1 >= len(words) or not words[k + 1][:1].isupper()):
-                    found.add(w.lower().rstrip("'’s"))
+                    found.add(re.sub(r"['’]s$", "", w.lower()))
                     found.add(w.lower())
     return found
 
@@ -193,7 +195,12 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
             if not name.search(u.text):
                 continue
             nxt = utts[k + 1] if k + 1 < len(utts) and utts[k + 1].session_id == u.session_id else None
-            if _PET_CUES.search(u.text) or (nxt is not None and _PET_CUES.search(nxt.text)):
+            if e.type == "person":
+                # a name people are seen as needs the pet word beside it: "sleeps on Ines's feet" near
+                # "the neighbours' cat" is no pet; "Rufus? The beagle ate a slipper" is
+                if any(name.search(s) and _PET_CUES.search(s) for s in _SENTENCE.split(u.text)):
+                    cued.append(u.id)
+            elif _PET_CUES.search(u.text) or (nxt is not None and _PET_CUES.search(nxt.text)):
                 cued.append(u.id)
             if not u.text.rstrip().endswith("?"):
                 statements.setdefault(u.speaker, []).append(u.id)
