@@ -496,9 +496,17 @@ def _person_before(book: ProfileBook, tok) -> str | None:
             if _looks_like_name(name) and name.lower() not in NOT_NAMES and book.canonical(name)[0] not in book.speakers:
                 best, at = book.canonical(name)[0], ent.end
     for t in tok.doc[:tok.i]:
-        if t.pos_ == "PROPN" and t.i >= at and (known := book.get(_full_name(t))) is not None and \
-                known.type == "person" and known.name not in book.speakers:
+        if t.pos_ != "PROPN" or t.i < at:
+            continue
+        known = book.get(_full_name(t))
+        if known is not None and known.type == "person" and known.name not in book.speakers:
             best, at = known.name, t.i
+        elif known is None or known.type == "other":
+            # "Siobhan is happy ...; she's studying at ...": a name that is the subject of a clause
+            name = _full_name(t)
+            if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ in ("PERSON", "") and _looks_like_name(name) \
+                    and name.lower() not in NOT_NAMES and book.canonical(name)[0] not in book.speakers:
+                best, at = name, t.i
     if best is not None:
         return best
     return book.last_person if book.utterance_index - book.last_person_at <= RECENT_UTTERANCES else None
@@ -637,16 +645,43 @@ def _name_before_comma(tok):
     return None
 
 
+def _name_beside_fragment(tok):
+    """The name a bare "my/your <kin>" fragment is about: "And your brother? Is Cian still in Dublin?" (the
+    fragment, then a name in the next sentence) or "Ines's, obviously. My girlfriend has ..." (a bare name,
+    then the kin noun)."""
+    if not any(c.dep_ == "poss" and c.lower_ in ("my", "your") for c in tok.children):
+        return None
+    sent = tok.sent
+    doc = tok.doc
+    if tok.dep_ == "ROOT" and all(t.i == tok.i or t.is_punct or t.dep_ in ("poss", "cc", "amod", "det", "intj")
+                                  for t in sent):
+        if sent.end < len(doc):
+            nxt = doc[sent.end].sent
+            names = [t for t in nxt if t.pos_ == "PROPN" and t.dep_ in ("nsubj", "nsubjpass", "attr")
+                     and t.ent_type_ in ("PERSON", "", "NORP", "ORG")]
+            return names[0] if len(names) == 1 else None
+        return None
+    if sent.start > 0 and tok.dep_ in ("nsubj", "nsubjpass"):
+        prev = doc[sent.start - 1].sent
+        words = [t for t in prev if not t.is_punct and t.dep_ not in ("case", "advmod", "intj", "cc")]
+        if len(words) == 1 and words[0].text[:1].isupper() and words[0].i > 0 or (
+                len(words) == 1 and words[0].text[:1].isupper() and words[0].lower_ not in NOT_NAMES):
+            return words[0]
+    return None
+
+
 def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """Naming patterns around a noun: "my sister Anna", "our dog Biscuit", "my running club, the Harbor
     Striders", "the model MedLLM", "Anna is my sister"."""
     for tok in doc:
-        if tok.pos_ not in ("NOUN", "PROPN"):
-            continue
         lemma = tok.lemma_.lower()
+        # the small tagger makes an adjective of "spaniel" in "My spaniel Bramble sends her love"
+        if tok.pos_ not in ("NOUN", "PROPN") and not (tok.pos_ == "ADJ" and lemma in PETS and tok.i + 1 < len(doc)
+                                                     and doc[tok.i + 1].text[:1].isupper()):
+            continue
         kind = ("pet" if lemma in PETS else "role" if lemma in ROLE_PREDICATES else "group" if lemma in GROUP_PREDICATES
                 else "product" if lemma in PRODUCT_NOUNS else "project" if lemma in PROJECT_NOUNS
-                else "person" if lemma in PERSON_NOUNS and tok.pos_ == "NOUN" else None)
+                else "person" if lemma in PERSON_NOUNS and (tok.pos_ == "NOUN" or tok.text.islower()) else None)
         if kind is None:
             continue
         name_tok = _name_of(tok)
@@ -661,6 +696,10 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
                 name_tok = attr  # "my new manager will be Owen Price"
         if name_tok is None and kind in ("product", "project"):
             name_tok = _name_before_comma(tok)  # "MedLLM, the medical question-answering model"
+        if name_tok is None and kind == "pet" and tok.pos_ == "ADJ":
+            name_tok = doc[tok.i + 1]
+        if name_tok is None and kind == "role":
+            name_tok = _name_beside_fragment(tok)  # "And your brother? Is Cian still in Dublin?"
         if name_tok is None:
             if kind == "pet" and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.children):
                 book.attribute(speaker, "pet", tok.text, source_id)
@@ -683,6 +722,10 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             if kind == "person" or (owner is None and lemma not in FAMILY):
                 # "Marcus, a coach at Ironbridge Gym": a person by role, working where the role is
                 person = book.entity(name, "person", source_id, tok.sent.text, why=f'a {lemma} ("{said}")')
+                # "Hollins Mill put their prices up" - "Their rep, Colin, says ...": the organisation's person
+                if any(c.dep_ == "poss" and c.lower_ in ("their", "its") for c in tok.children) and \
+                        (org := _org_before(book, tok)) is not None and lemma not in FAMILY:
+                    book.relation(person, "works_at", org, source_id)
                 for prep in (g for g in tok.children if g.dep_ == "prep" and g.lower_ in ("at", "for", "with")):
                     _relate(book, person, "works_at", next((g for g in prep.children if g.dep_ == "pobj"), None),
                             source_id)
@@ -967,19 +1010,24 @@ def _person_named(book: ProfileBook, tok, source_id: str) -> Entity | None:
 def _matched_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """Relations from the DependencyMatcher patterns of ``patterns.py``."""
     for label, t in relation_matches(doc):
-        head = t.get("verb") or t.get("noun")
+        head = t["noun"] if label.startswith("member") else t.get("verb") or t.get("noun")
         if any(c.dep_ == "neg" for c in head.children) or _hedged(head):
             continue
-        if label == "member_at":
+        target = t["target"]
+        if target.pos_ == "NOUN" and label != "colleague" and label != "friend_made":
+            target = _name_of(target) or target  # "my membership at Northern Edge climbing wall"
+        if label.startswith("member"):
             owner = _possessor(book, head, speaker, other, source_id)
             if owner is not None and owner.type == "person":
-                _relate(book, owner, "member_of", t["target"], source_id)
+                _relate(book, owner, "member_of", target, source_id)
             continue
         who = _owner(book, t["subject"], speaker, other, source_id)
         if who is None or who.type != "person":
             continue
-        if label in ("employed_at", "job_taken"):
-            target = t["target"]
+        if label == "job_in":
+            if target.ent_type_ == "GPE":  # "I've accepted a job in Edinburgh": where one works, one lives
+                _relate(book, who, "lives_in", target, source_id)
+        elif label in ("employed_at", "job_taken"):
             name = _target_name(target)
             known = book.get(name) if name else None
             if name is None or target.ent_type_ in ("GPE", "LOC", "PERSON", "DATE") or (

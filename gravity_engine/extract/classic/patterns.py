@@ -10,7 +10,9 @@ evidence, resolving "I", "you", "he"/"she" and names as it does for every other 
 * ``colleague``: "I'm pairing with a designer called Wojtek", "I work with Dana on the audit";
 * ``friend_made``: "She's made a friend, Isla", "I met a friend called Jo at the gym";
 * ``job_taken``: "He got a job at Lir Robotics", "Ana landed a role with Acme" (the possessive "my job at"
-  is ``entities._job_patterns``).
+  is ``entities._job_patterns``);
+* ``job_in``: "I've accepted a job in Edinburgh" (where one works is where one lives, as for "a barista in
+  Hamburg").
 
 The matcher is built once per spaCy vocabulary.
 """
@@ -40,7 +42,15 @@ PATTERNS: dict[str, list[list[dict]]] = {
         {"RIGHT_ID": "noun", "RIGHT_ATTRS": {"LEMMA": "membership"}},
         {"LEFT_ID": "noun", "REL_OP": ">", "RIGHT_ID": "prep",
          "RIGHT_ATTRS": {"DEP": "prep", "LOWER": {"IN": ["at", "of", "with", "in"]}}},
-        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
+        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj"}},
+    ]],
+    # "I need to cancel my membership at Northern Edge": "at" hangs on the verb
+    "member_at_verb": [[
+        {"RIGHT_ID": "noun", "RIGHT_ATTRS": {"LEMMA": "membership", "DEP": "dobj"}},
+        {"LEFT_ID": "noun", "REL_OP": "<", "RIGHT_ID": "verb", "RIGHT_ATTRS": {"POS": "VERB"}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "prep",
+         "RIGHT_ATTRS": {"DEP": "prep", "LOWER": {"IN": ["at", "of", "with", "in"]}}},
+        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj"}},
     ]],
     "colleague": [[
         {"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": {"IN": COLLEAGUE_VERBS}, "POS": "VERB"}},
@@ -62,6 +72,13 @@ PATTERNS: dict[str, list[list[dict]]] = {
         {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "noun", "RIGHT_ATTRS": {"DEP": "dobj", "LEMMA": {"IN": JOB_NOUNS}}},
         {"LEFT_ID": attached_to, "REL_OP": ">", "RIGHT_ID": "prep",
          "RIGHT_ATTRS": {"DEP": "prep", "LOWER": {"IN": ["at", "with", "for"]}}},
+        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
+    ] for attached_to in ("noun", "verb")],
+    "job_in": [[
+        {"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": {"IN": JOB_VERBS}}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "subject", "RIGHT_ATTRS": {"DEP": {"IN": ["nsubj", "nsubjpass"]}}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "noun", "RIGHT_ATTRS": {"DEP": "dobj", "LEMMA": {"IN": JOB_NOUNS}}},
+        {"LEFT_ID": attached_to, "REL_OP": ">", "RIGHT_ID": "prep", "RIGHT_ATTRS": {"DEP": "prep", "LOWER": "in"}},
         {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
     ] for attached_to in ("noun", "verb")],
 }
