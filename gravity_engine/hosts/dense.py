@@ -29,6 +29,15 @@ def cache_dir() -> Path:
     return Path(os.environ.get("GRAVITY_HOME") or Path.home() / ".gravity").expanduser() / "cache" / "dense"
 
 
+def ingest_with_vectors(host, conversation: Conversation, vectors: UtteranceVectors | None) -> None:
+    """``host.ingest(conversation)``, handing ``vectors`` (a store's ``utterance_vectors``) to a host that takes
+    them (``takes_stored_vectors``): the one way callers that hold a store ingest its conversation."""
+    if vectors is not None and getattr(host, "takes_stored_vectors", False):
+        host.ingest(conversation, vectors=vectors)
+    else:
+        host.ingest(conversation)
+
+
 class DenseHost(UsesEmbedder):
     """Cosine search over one embedding per utterance (``unit="utterance"``) or per window of turns."""
 
