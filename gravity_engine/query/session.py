@@ -27,6 +27,7 @@ import numpy as np
 
 from ..conversation import Conversation
 from ..hosts.base import Host, Memory
+from ..hosts.dense import ingest_with_vectors
 from .config import Mode, QueryConfig
 from .inject import InjectedContext, count_tokens
 
@@ -103,10 +104,7 @@ class HostSession:
         self.host = host
         if conversation is not None:
             # ``vectors``: the store's utterance embeddings (store.UtteranceVectors), for a host that can take them.
-            if vectors is not None and getattr(host, "takes_stored_vectors", False):
-                host.ingest(conversation, vectors=vectors)
-            else:
-                host.ingest(conversation)
+            ingest_with_vectors(host, conversation, vectors)
         by_vector = getattr(host, "search_vectors", None)
         host_model = getattr(getattr(host, "_embedder", None), "name", None)  # set once the host has ingested
         self.embedder = embedder
