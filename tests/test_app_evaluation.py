@@ -50,7 +50,7 @@ def _job(at) -> studio.EvaluationJob:
 
 
 def test_evaluation_runs_in_the_background_with_intervals_and_plain_labels(store_dir, questions):
-    at = open_page("pages/evaluation.py", store_dir)
+    at = open_page("app_pages/evaluation.py", store_dir)
     at.button(key="evaluation_run").click().run()
     assert not at.exception, [e.message for e in at.exception]
     job = _job(at)
@@ -66,7 +66,7 @@ def test_evaluation_runs_in_the_background_with_intervals_and_plain_labels(store
 
 
 def test_evaluation_slice_is_seeded_and_stratified(store_dir, questions):
-    at = open_page("pages/evaluation.py", store_dir)
+    at = open_page("app_pages/evaluation.py", store_dir)
     at.number_input(key="evaluation_limit").set_value(4).run()
     at.selectbox(key="evaluation_slice").set_value("stratified").run()
     at.number_input(key="evaluation_seed").set_value(3).run()
@@ -81,18 +81,18 @@ def test_evaluation_slice_is_seeded_and_stratified(store_dir, questions):
 
 
 def test_evaluation_job_survives_page_switches(store_dir, questions):
-    at = open_page("pages/evaluation.py", store_dir)
+    at = open_page("app_pages/evaluation.py", store_dir)
     at.button(key="evaluation_run").click().run()
     job = _job(at)
-    at.switch_page("pages/home.py").run()
-    at.switch_page("pages/evaluation.py").run()
+    at.switch_page("app_pages/home.py").run()
+    at.switch_page("app_pages/evaluation.py").run()
     assert _job(at) is job
     _wait(at, lambda: not job.running)
     assert metrics(at)["Questions"] == "8"
 
 
 def test_evaluation_compares_hosts_side_by_side(store_dir, questions):
-    at = open_page("pages/evaluation.py", store_dir)
+    at = open_page("app_pages/evaluation.py", store_dir)
     assert {"dense", "bm25"} <= set(at.multiselect(key="evaluation_hosts").options)
     at.multiselect(key="evaluation_hosts").set_value(["dense", "bm25"]).run()
     at.button(key="evaluation_run").click().run()
@@ -124,7 +124,7 @@ def test_cancel_stops_after_the_current_questions_and_resume_measures_only_the_r
         return host
 
     monkeypatch.setattr(studio, "ingested_host", gated)
-    at = open_page("pages/evaluation.py", store_dir)
+    at = open_page("app_pages/evaluation.py", store_dir)
     at.button(key="evaluation_run").click().run()
     job = _job(at)
     for _ in range(300):

@@ -64,14 +64,14 @@ def lane_names(spec: dict) -> list[str]:
 
 
 def test_graph_hides_unconnected_entities_by_default(store_dir):
-    at = open_page("pages/graph.py", store_dir)
+    at = open_page("app_pages/graph.py", store_dir)
     assert metrics(at)["Entities shown"] == "5" and metrics(at)["Unconnected hidden"] == "1"
     at.toggle(key="graph_hide_unconnected").set_value(False).run()
     assert metrics(at)["Entities shown"] == "6" and metrics(at)["Unconnected hidden"] == "0"
 
 
 def test_graph_chart_returns_node_and_edge_clicks(store_dir):
-    at = open_page("pages/graph.py", store_dir)
+    at = open_page("app_pages/graph.py", store_dir)
     (chart,) = at.get("vega_lite_chart")
     assert list(chart.proto.selection_mode) == ["edge", "node"]  # the page reruns on these clicks
     spec = json.loads(chart.proto.spec)
@@ -79,7 +79,7 @@ def test_graph_chart_returns_node_and_edge_clicks(store_dir):
 
 
 def test_graph_co_mentions_add_dashed_edges(store_dir):
-    at = open_page("pages/graph.py", store_dir)
+    at = open_page("app_pages/graph.py", store_dir)
     before = int(metrics(at)["Edges shown"])
     at.toggle(key="graph_co_mentions").set_value(True).run()
     assert int(metrics(at)["Edges shown"]) == before + 1 and metrics(at)["Entities shown"] == "6"  # Oslo joins
@@ -89,21 +89,21 @@ def test_graph_co_mentions_add_dashed_edges(store_dir):
 @pytest.mark.parametrize("how", ["query", "state"])
 def test_graph_opens_the_profile_another_page_asks_for(store_dir, how):
     if how == "query":
-        at = open_page("pages/graph.py", store_dir, query={"entity": "Biscuit"})
+        at = open_page("app_pages/graph.py", store_dir, query={"entity": "Biscuit"})
     else:
-        at = open_page("pages/graph.py", store_dir, focus_entity="ent_3")
+        at = open_page("app_pages/graph.py", store_dir, focus_entity="ent_3")
     expected = {"query": ("ent_5", "Biscuit"), "state": ("ent_3", "Dr. Chen")}[how]
     assert at.selectbox(key="graph_selected_entity").value == expected[0]
     assert any(md.value == f"#### {expected[1].replace('.', chr(92) + '.')}" for md in at.markdown)
 
 
 def test_graph_says_when_the_asked_entity_is_unknown(store_dir):
-    at = open_page("pages/graph.py", store_dir, query={"entity": "Nobody"})
+    at = open_page("app_pages/graph.py", store_dir, query={"entity": "Nobody"})
     assert any("No entity called Nobody" in w.value for w in at.warning)
 
 
 def test_timeline_lanes_are_people_and_topics(store_dir):
-    at = open_page("pages/timeline.py", store_dir)
+    at = open_page("app_pages/timeline.py", store_dir)
     lanes = lane_names(chart_specs(at)[0])
     assert {"Priya", "Marco"} <= set(lanes) and "St. Mary Hospital" not in lanes
     assert any(lane.startswith("Topic: ") for lane in lanes)
@@ -112,7 +112,7 @@ def test_timeline_lanes_are_people_and_topics(store_dir):
 
 
 def test_timeline_search_finds_and_opens_an_event(store_dir):
-    at = open_page("pages/timeline.py", store_dir)
+    at = open_page("app_pages/timeline.py", store_dir)
     at.text_input(key="timeline_search").set_value("drug interactions").run()
     assert any("1 of 5 events match" in c.value for c in at.caption)
     table = next(df.value for df in at.dataframe if "what" in df.value.columns)
@@ -121,14 +121,14 @@ def test_timeline_search_finds_and_opens_an_event(store_dir):
 
 
 def test_timeline_filters_by_a_non_person_entity(store_dir):
-    at = open_page("pages/timeline.py", store_dir)
+    at = open_page("app_pages/timeline.py", store_dir)
     at.multiselect(key="timeline_entities").set_value(["ent_4"]).run()  # St. Mary Hospital
     table = next(df.value for df in at.dataframe if "what" in df.value.columns)
     assert list(table["id"]) == ["evt_3"]
 
 
 def test_timeline_flags_a_wrong_year_and_keeps_it_on_the_chart(store_dir):
-    at = open_page("pages/timeline.py", store_dir)
+    at = open_page("app_pages/timeline.py", store_dir)
     assert metrics(at)["Suspicious dates"] == "1"
     flagged = next(df.value for df in at.dataframe if "suspicious" in df.value.columns and len(df.value) == 1)
     assert flagged["id"].iloc[0] == "evt_5" and "no year was said" in flagged["suspicious"].iloc[0]
@@ -138,7 +138,7 @@ def test_timeline_flags_a_wrong_year_and_keeps_it_on_the_chart(store_dir):
 
 
 def test_topics_heatmap_cell_selection_and_arc(store_dir):
-    at = open_page("pages/topics.py", store_dir)
+    at = open_page("app_pages/topics.py", store_dir)
     heat, arc = at.get("vega_lite_chart")
     assert list(heat.proto.selection_mode) == ["cell"]  # a click on a cell reruns the page with it
     first = [md.value for md in at.markdown if md.value.startswith("#### ")]
@@ -148,14 +148,14 @@ def test_topics_heatmap_cell_selection_and_arc(store_dir):
 
 
 def test_topics_show_readable_titles(store_dir):
-    at = open_page("pages/topics.py", store_dir)
+    at = open_page("app_pages/topics.py", store_dir)
     titles = list(next(df.value for df in at.dataframe if "built label" in df.value.columns)["topic"])
     assert all(", " not in t for t in titles)
     assert any("graph" in t.lower() for t in titles)
 
 
 def test_graph_focus_from_another_page_applies_every_time(store_dir):
-    at = open_page("pages/graph.py", store_dir, focus_entity="ent_3")
+    at = open_page("app_pages/graph.py", store_dir, focus_entity="ent_3")
     at.selectbox(key="graph_selected_entity").set_value("ent_1").run()
     at.session_state["focus_entity"] = "ent_3"  # the Review page sends the same entity again
     at.run()

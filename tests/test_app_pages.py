@@ -25,7 +25,7 @@ def open_page(page: str, store: Path | None, **state) -> AppTest:
     for k, v in state.items():
         at.session_state[k] = v
     at.run()
-    if page != "pages/home.py":
+    if page != "app_pages/home.py":
         at.switch_page(page)
         at.run()
     assert not at.exception, [e.message for e in at.exception]
@@ -44,15 +44,15 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 
 PAGES = [
-    ("pages/home.py", "Gravity Studio", {"Entities": "5", "Events": "4", "Topics": "2", "Sessions": "3"}),
-    ("pages/graph.py", "Entity graph", {"Entities shown": "5"}),
-    ("pages/timeline.py", "Event timeline", {"Events": "4", "Unresolved dates": "1"}),
-    ("pages/topics.py", "Topic arcs", {"Topics": "2", "Sessions": "3"}),
-    ("pages/data.py", "Export & import", {}),
-    ("pages/settings.py", "Settings", {}),
-    ("pages/build.py", "Build anchors", {}),
-    ("pages/playground.py", "Query playground", {}),
-    ("pages/evaluation.py", "Evaluation", {}),
+    ("app_pages/home.py", "Gravity Studio", {"Entities": "5", "Events": "4", "Topics": "2", "Sessions": "3"}),
+    ("app_pages/graph.py", "Entity graph", {"Entities shown": "5"}),
+    ("app_pages/timeline.py", "Event timeline", {"Events": "4", "Unresolved dates": "1"}),
+    ("app_pages/topics.py", "Topic arcs", {"Topics": "2", "Sessions": "3"}),
+    ("app_pages/data.py", "Export & import", {}),
+    ("app_pages/settings.py", "Settings", {}),
+    ("app_pages/build.py", "Build anchors", {}),
+    ("app_pages/playground.py", "Query playground", {}),
+    ("app_pages/evaluation.py", "Evaluation", {}),
 ]
 
 
@@ -65,8 +65,8 @@ def test_page_renders_with_store(page, heading, expected, store_dir):
         assert got.get(label) == value, (label, got)
 
 
-@pytest.mark.parametrize("page", ["pages/home.py", "pages/graph.py", "pages/timeline.py", "pages/topics.py",
-                                  "pages/playground.py"], ids=["home", "graph", "timeline", "topics", "playground"])
+@pytest.mark.parametrize("page", ["app_pages/home.py", "app_pages/graph.py", "app_pages/timeline.py", "app_pages/topics.py",
+                                  "app_pages/playground.py"], ids=["home", "graph", "timeline", "topics", "playground"])
 def test_page_without_store_says_what_to_do(page, monkeypatch):
     from gravity_engine import studio
 
@@ -76,7 +76,7 @@ def test_page_without_store_says_what_to_do(page, monkeypatch):
 
 
 def test_graph_chart_filters(store_dir):
-    at = open_page("pages/graph.py", store_dir)
+    at = open_page("app_pages/graph.py", store_dir)
     assert at.get("vega_lite_chart"), "the graph is a clickable chart (tests/test_app_explore.py has the rest)"
     at.multiselect(key="graph_filter_type").set_value(["organization"]).run()
     assert metrics(at)["Entities shown"] == "1"
@@ -87,7 +87,7 @@ def test_graph_chart_filters(store_dir):
 
 
 def test_graph_profile_quotes_sources(store_dir):
-    at = open_page("pages/graph.py", store_dir)
+    at = open_page("app_pages/graph.py", store_dir)
     assert at.selectbox(key="graph_selected_entity").value == "ent_1"  # most mentioned first
     frames = [df.value for df in at.dataframe]
     quoted = [f for f in frames if "speaker" in f.columns and "session" in f.columns]
@@ -97,7 +97,7 @@ def test_graph_profile_quotes_sources(store_dir):
 
 
 def test_timeline_chart_is_a_time_axis(store_dir):
-    at = open_page("pages/timeline.py", store_dir)
+    at = open_page("app_pages/timeline.py", store_dir)
     spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     encodings = [layer.get("encoding", {}) for layer in spec["layer"]]
     assert any(e.get("x", {}).get("type") == "temporal" for e in encodings)
@@ -106,7 +106,7 @@ def test_timeline_chart_is_a_time_axis(store_dir):
 
 
 def test_topics_heatmap(store_dir):
-    at = open_page("pages/topics.py", store_dir)
+    at = open_page("app_pages/topics.py", store_dir)
     spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     assert spec["mark"]["type"] == "rect"
     assert at.selectbox(key="topics_selected").value in {"top_1", "top_2"}
@@ -115,14 +115,14 @@ def test_topics_heatmap(store_dir):
 def test_hostile_names_are_not_markup(tmp_path):
     path = tmp_path / "hostile"
     make_store(path, hostile=True)
-    for page in ("pages/home.py", "pages/graph.py", "pages/timeline.py", "pages/topics.py"):
+    for page in ("app_pages/home.py", "app_pages/graph.py", "app_pages/timeline.py", "app_pages/topics.py"):
         at = open_page(page, path)
         for md in at.markdown:
             assert "<img" not in md.value, (page, md.value)
 
 
 def test_export_downloads(store_dir):
-    at = open_page("pages/data.py", store_dir)
+    at = open_page("app_pages/data.py", store_dir)
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Anchor store (.zip)", "Entity graph (GraphML)", "Events (CSV)", "Report (Markdown)"]
 
@@ -139,7 +139,7 @@ def test_import_rejects_a_bad_zip_with_a_clear_message(store_dir, tmp_path):
 
 
 def test_settings_key_is_masked_and_kept_in_session(store_dir):
-    at = open_page("pages/settings.py", store_dir)
+    at = open_page("app_pages/settings.py", store_dir)
     key_box = at.text_input(key="settings_api_key")
     assert key_box.proto.type == key_box.proto.PASSWORD
     key_box.set_value("sk-test-secret").run()
@@ -150,7 +150,7 @@ def test_settings_key_is_masked_and_kept_in_session(store_dir):
 
 
 def test_settings_test_connection_reaches_a_local_endpoint(store_dir, scripted_openai):
-    at = open_page("pages/settings.py", store_dir)
+    at = open_page("app_pages/settings.py", store_dir)
     at.text_input(key="settings_base_url").set_value(scripted_openai.base_url).run()
     at.text_input(key="settings_model").set_value("gravity-echo").run()
     at.text_input(key="settings_api_key").set_value("sk-local-secret").run()
@@ -162,13 +162,13 @@ def test_settings_test_connection_reaches_a_local_endpoint(store_dir, scripted_o
 
 
 def test_settings_query_overrides(store_dir):
-    at = open_page("pages/settings.py", store_dir)
+    at = open_page("app_pages/settings.py", store_dir)
     at.number_input(key="settings_K_E").set_value(5).run()
     assert at.session_state["query_overrides"] == {"K_E": 5}
 
 
 def test_build_upload_error_shows_loader_message(store_dir):
-    at = open_page("pages/build.py", store_dir)
+    at = open_page("app_pages/build.py", store_dir)
     at.radio(key="build_source").set_value("Upload a file").run()
     uploader = at.get("file_uploader")
     assert uploader, "the build page offers an upload"
@@ -194,7 +194,7 @@ def _sample_questions(monkeypatch):
 
 def test_playground_asks_without_llm(store_dir, monkeypatch):
     qs = _sample_questions(monkeypatch)
-    at = open_page("pages/playground.py", store_dir)
+    at = open_page("app_pages/playground.py", store_dir)
     at.selectbox(key="playground_pick").set_value(qs[1]["question"]).run()
     assert at.text_input(key="playground_query").value == qs[1]["question"]
     at.button(key="playground_ask").click().run()
@@ -206,13 +206,15 @@ def test_playground_asks_without_llm(store_dir, monkeypatch):
     assert "Biscuit" in "".join(e.proto.body for e in at.get("html"))  # the gold answer
     assert "No model answer" in shown
     assert any(m.label == "Gravity query path" for m in at.metric)
+    at.session_state["playground_details"] = "Injected anchor lines"  # the tab: only the open one is drawn
+    at.run()
     lines = next(df.value for df in at.dataframe if "line" in df.value.columns)  # what Gravity added, line by line
     assert len(lines) == sum(len(b["lines"]) for b in trace["blocks"]) and lines["sources"].str.len().gt(0).all()
 
 
 def test_playground_block_switches(store_dir, monkeypatch):
     _sample_questions(monkeypatch)
-    at = open_page("pages/playground.py", store_dir)
+    at = open_page("app_pages/playground.py", store_dir)
     at.text_input(key="playground_query").set_value("Who is Dr. Chen?").run()
     at.toggle(key="playground_use_events").set_value(False).run()
     at.toggle(key="playground_use_expansion").set_value(False).run()
@@ -239,7 +241,7 @@ def test_store_opened_elsewhere_is_not_overridden_by_the_picker(store_dir, tmp_p
 
 
 def test_graph_split_off_without_snapshot_says_why(store_dir):
-    at = open_page("pages/graph.py", store_dir)
+    at = open_page("app_pages/graph.py", store_dir)
     assert at.selectbox(key="graph_unmerge_alias").value == "P."
     at.button(key="graph_unmerge").click().run()
     assert not at.exception, [e.message for e in at.exception]
@@ -272,7 +274,7 @@ def test_build_page_runs_an_llm_build_against_a_local_endpoint(store_dir, script
     import time
 
     monkeypatch.setenv("GRAVITY_HOME", str(tmp_path / "home"))
-    at = open_page("pages/build.py", store_dir, llm_settings={"base_url": scripted_openai.base_url,
+    at = open_page("app_pages/build.py", store_dir, llm_settings={"base_url": scripted_openai.base_url,
                                                               "api_key": "sk-local", "model": "gravity-echo"})
     at.selectbox(key="build_sample").set_value(next(o for o in at.selectbox(key="build_sample").options
                                                     if str(o).endswith("book_club.txt"))).run()

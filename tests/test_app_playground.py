@@ -32,7 +32,7 @@ def _session(store_dir, base_url: str, key: str, model: str) -> AppTest:
     at.session_state["store_path"] = str(store_dir)
     at.session_state["llm_settings"] = {"base_url": base_url, "api_key": key, "model": model}
     at.run()
-    at.switch_page("pages/playground.py")
+    at.switch_page("app_pages/playground.py")
     at.run()
     return at
 
@@ -79,7 +79,7 @@ def _ask(at: AppTest, question: str) -> dict:
 
 def test_offline_the_diff_view_badges_and_evidence_preview(store_dir, monkeypatch):
     qs = _sample_questions(monkeypatch)
-    at = open_page("pages/playground.py", store_dir)
+    at = open_page("app_pages/playground.py", store_dir)
     at.selectbox(key="playground_pick").set_value(qs[0]["question"]).run()
     trace = _ask(at, qs[0]["question"])
     page = _html(at)
@@ -114,7 +114,7 @@ def test_the_diff_view_escapes_conversation_text():
 
 def test_a_warning_when_fusion_demotes_the_hosts_top_hit(store_dir, monkeypatch):
     _sample_questions(monkeypatch)
-    at = open_page("pages/playground.py", store_dir)
+    at = open_page("app_pages/playground.py", store_dir)
     trace = _ask(at, "Who is Dr. Chen?")
     assert not any("top hit" in e.value for e in at.error)
     top = trace["host_results"][0]["memories"][0]
@@ -126,7 +126,7 @@ def test_a_warning_when_fusion_demotes_the_hosts_top_hit(store_dir, monkeypatch)
 
 def test_answers_name_the_model_that_gave_them(store_dir, scripted_openai, monkeypatch):
     _sample_questions(monkeypatch)
-    at = open_page("pages/playground.py", store_dir,
+    at = open_page("app_pages/playground.py", store_dir,
                    llm_settings={"base_url": scripted_openai.base_url, "api_key": "sk-x", "model": "gravity-echo"})
     trace = _ask(at, "Who is Dr. Chen?")
     assert trace["answers"]["status"] == "answered"
@@ -136,7 +136,7 @@ def test_answers_name_the_model_that_gave_them(store_dir, scripted_openai, monke
 
 def test_a_host_that_needs_a_model_is_unavailable_offline_with_a_link_to_settings(store_dir, monkeypatch):
     _sample_questions(monkeypatch)
-    at = open_page("pages/playground.py", store_dir)
+    at = open_page("app_pages/playground.py", store_dir)
     box = at.selectbox(key="playground_host")
     assert "amem (needs a model endpoint)" in box.options
     box.set_value("amem").run()

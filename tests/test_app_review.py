@@ -59,7 +59,7 @@ def click(at: AppTest, label: str) -> AppTest:
 
 
 def test_review_page_lists_the_queue_with_reasons_and_sources(store_dir):
-    at = open_page("pages/review.py", store_dir)
+    at = open_page("app_pages/review.py", store_dir)
     assert at.title[0].value == "Review anchors"
     assert metrics(at)["To review"] == "3"
     queue = next(df.value for df in at.dataframe if "reasons" in df.value.columns)
@@ -72,7 +72,7 @@ def test_review_page_lists_the_queue_with_reasons_and_sources(store_dir):
 
 
 def test_fix_a_type_then_undo_it(store_dir):
-    at = open_page("pages/review.py", store_dir)
+    at = open_page("app_pages/review.py", store_dir)
     at.selectbox(key="review_item").set_value("ent_1").run()
     at.selectbox(key="review_type").set_value("pet")
     at.text_input(key="review_why").set_value("testing the form")
@@ -91,7 +91,7 @@ def test_fix_a_type_then_undo_it(store_dir):
 
 
 def test_suggested_fix_deletes_junk(store_dir):
-    at = open_page("pages/review.py", store_dir)
+    at = open_page("app_pages/review.py", store_dir)
     at.selectbox(key="review_item").set_value("ent_lol").run()
     click(at, "Suggested fix: Delete this entity")
     store = AnchorStore.load(store_dir)
@@ -104,7 +104,7 @@ def test_editing_a_sample_store_copies_it_to_the_workspace(store_dir, monkeypatc
     from gravity_engine import studio
 
     monkeypatch.setattr(studio, "SAMPLE_STORES", store_dir.parent)
-    at = open_page("pages/review.py", store_dir)
+    at = open_page("app_pages/review.py", store_dir)
     at.selectbox(key="review_item").set_value("ent_lol").run()
     click(at, "Suggested fix: Delete this entity")
     copy = Path(at.session_state["store_path"])
@@ -119,7 +119,7 @@ def test_gold_upload_scores_the_store(store_dir):
                          {"name": "Dr. Chen", "type": "person"}, {"name": "St. Mary Hospital", "type": "place"},
                          {"name": "Ana", "type": "person"}],
             "junk_names": ["Lol"]}
-    at = open_page("pages/review.py", store_dir)
+    at = open_page("app_pages/review.py", store_dir)
     at.file_uploader(key="review_gold_upload").upload("demo.gold.json", json.dumps(gold).encode(), "application/json").run()
     assert not at.exception
     got = metrics(at)
@@ -139,7 +139,7 @@ def test_gold_upload_scores_the_store(store_dir):
 def test_review_escapes_conversation_text(tmp_path):
     path = tmp_path / "hostile"
     make_store(path, hostile=True)
-    at = open_page("pages/review.py", path)
+    at = open_page("app_pages/review.py", path)
     for i in range(len(at.selectbox(key="review_item").options)):
         at.selectbox(key="review_item").select_index(i).run()
         assert not at.exception
@@ -148,11 +148,11 @@ def test_review_escapes_conversation_text(tmp_path):
 
 
 def test_compare_shows_what_edits_changed(store_dir):
-    at = open_page("pages/review.py", store_dir)
+    at = open_page("app_pages/review.py", store_dir)
     at.selectbox(key="review_item").set_value("ent_1").run()
     at.selectbox(key="review_type").set_value("pet")
     click(at, "Change type")
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.title[0].value == "Compare builds"
     assert at.toggle(key="compare_a_raw").value  # the same store on both sides: A as built
@@ -169,13 +169,13 @@ def test_compare_measures_and_injected_anchors(store_dir):
     store.conversation.questions = [Question(id="q1", question="When will Priya present the work at a conference?",
                                              answer="September 2023", category="2", evidence=["D3:2"])]
     store.save(store_dir)
-    at = open_page("pages/review.py", store_dir)
+    at = open_page("app_pages/review.py", store_dir)
     at.selectbox(key="review_item").set_value("evt_4").run()
     at.date_input(key="review_date_start").set_value(date(2023, 9, 1))
     at.date_input(key="review_date_end").set_value(date(2023, 9, 30))
     at.selectbox(key="review_date_gran").set_value("month")
     click(at, "Set date")
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     at.text_area(key="compare_questions").set_value("When will Priya present the work at a conference?")
     click(at, "Show injected anchors")
     shown = [t.value for t in at.text]

@@ -163,7 +163,7 @@ def _settings_page(tmp_path):
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
     at.session_state["store_path"] = str(tmp_path / "demo_store")
     at.run()
-    at.switch_page("pages/settings.py")
+    at.switch_page("app_pages/settings.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at

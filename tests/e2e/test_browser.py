@@ -118,8 +118,12 @@ def test_playground_answers_one_question(app_url, page):
     box.press("Enter")
     page.get_by_role("button", name="Ask").click()
     page.get_by_role("heading", name="Answers").wait_for(timeout=120_000)
-    page.get_by_role("heading", name="Injected anchor lines").wait_for(timeout=30_000)
+    page.get_by_role("heading", name="What Gravity changed in the prompt").wait_for(timeout=30_000)
     assert page.get_by_text("No model answer").count() >= 1
+    # the details are tabs: only the open one is drawn, a click draws another
+    _settle(page)
+    page.get_by_role("tab", name="Injected anchor lines").click()
+    page.locator("[data-testid=stMetric]").filter(has_text="tokens").first.wait_for(timeout=60_000)
     _settle(page)
     _shot(page, "playground-answer")
 
@@ -154,7 +158,7 @@ def test_hostile_conversation_shows_payloads_as_text(app_url, page):
     page.get_by_label("Question", exact=True).fill("What did Alice Moreau do in Paris?")
     page.get_by_label("Question", exact=True).press("Enter")
     page.get_by_role("button", name="Ask").click()
-    page.get_by_role("heading", name="Injected anchor lines").wait_for(timeout=120_000)
+    page.get_by_role("heading", name="What Gravity changed in the prompt").wait_for(timeout=120_000)
     _settle(page)
     shown = page.locator("[data-testid='stMain']").inner_text()
     # The payload is on screen as text (in the prompt its '<' is shown as '‹', as the model receives it).

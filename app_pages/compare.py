@@ -11,7 +11,7 @@ from gravity_engine import studio
 from gravity_engine.curate.diff import compare_measures, compare_prompts, diff_stores
 from gravity_engine.curate.edits import load_raw
 from gravity_engine.errors import GravityError
-from pages._ui import load_store, md_escape, quote_table, require_store, selectable_hosts, store_embedder
+from app_pages._ui import load_store, md_escape, quote_table, require_store, selectable_hosts, store_embedder
 
 st.title("Compare builds")
 current = require_store()

@@ -7,7 +7,7 @@ import streamlit as st
 from gravity_engine import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.viz import export
-from pages._ui import current_store, load_store, md_escape
+from app_pages._ui import current_store, load_store, md_escape
 
 st.title("Export & import")
 if flash := st.session_state.pop("data_flash", None):

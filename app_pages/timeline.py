@@ -9,7 +9,7 @@ from gravity_engine import studio
 from gravity_engine.viz import timeline as tviz
 from gravity_engine.viz import vega_spec
 from gravity_engine.viz import topics as topviz
-from pages._ui import load_store, md_escape, quote_table, require_store
+from app_pages._ui import load_store, md_escape, quote_table, require_store
 
 st.title("Event timeline")
 store = require_store()

@@ -17,7 +17,7 @@ from gravity_engine.llm.models import describe_model
 from gravity_engine.query.config import VARIANTS
 from gravity_engine.query.summaries import MODEL_WRITTEN, variant_label
 from gravity_engine.viz import prompt as pview
-from pages._ui import llm_config, load_store, query_config, require_store, selectable_hosts, store_embedder
+from app_pages._ui import llm_config, load_store, query_config, require_store, selectable_hosts, store_embedder
 
 st.title("Query playground")
 store = require_store()
@@ -50,6 +50,107 @@ def _host(name: str, cfg):
             hosts.pop(next(iter(hosts)))
         hosts[key] = host
     return hosts[key]
+
+
+def _memories(trace: dict) -> None:
+    sources = pview.memory_sources(trace)
+    pushed = trace.get("pushed_out") or []
+    left, right = st.columns(2)
+    original = next((h for h in trace["host_results"] if h["source"] == "original"), {"memories": []})
+    with left:
+        st.caption(f"The host's top {len(original['memories'])} for the question alone")
+        st.dataframe(pd.DataFrame(original["memories"], columns=["rank", "score", "session_id", "text"]),
+                     hide_index=True, width="stretch")
+    with right:
+        rule = trace["config"].get("fusion", "rrf")
+        how = (f"the host's first {trace['config'].get('fusion_keep', 0)} kept, then each expansion's best new memory"
+               if rule == "slots" else "reciprocal-rank fusion")
+        st.caption(f"After fusing the expansion queries' results ({how}); “brought by” names the search that "
+                   "found it")
+        merged = pd.DataFrame([{"rank": mm["rank"], "brought by": sources.get(pview._key(mm), ""),
+                                "session_id": mm.get("session_id"), "text": mm["text"]} for mm in trace["merged"]],
+                              columns=["rank", "brought by", "session_id", "text"])
+        st.dataframe(merged, hide_index=True, width="stretch", key="playground_merged",
+                     column_config={"brought by": st.column_config.TextColumn(width="medium")})
+    if pushed:
+        with st.expander(f"The host's own memories that Gravity pushed out ({len(pushed)})",
+                         expanded=pview.top_hit_pushed_out(trace) is not None):
+            st.dataframe(pd.DataFrame(pushed, columns=["rank", "score", "session_id", "text"]), hide_index=True,
+                         width="stretch", key="playground_pushed")
+
+
+def _anchors(trace: dict) -> None:
+    if trace["temporal"].get("spans"):
+        st.caption("Temporal expressions in the question: " + "; ".join(
+            f"“{s['text']}” → {s.get('start')}..{s.get('end')}" for s in trace["temporal"]["spans"]))
+    sigma = trace["config"].get("sigma", 0)
+    mods = [mo for mo in ("entities", "events", "topics") if mo in trace["modules"]]
+    if not mods:
+        st.caption("No anchor module is on for this variant.")
+    # One module at a time: drawing every module's chart and table at once made each answer slow to appear.
+    shown = st.segmented_control("Module", mods, default=mods[0] if mods else None, key="playground_module",
+                                 format_func=lambda mo: f"{mo} ({len(trace['modules'][mo]['kept_ids'])} kept)") \
+        if mods else None
+    if shown is not None:
+        mt = trace["modules"][shown]
+        st.caption(f"{mt['n_candidates']} candidates ({mt['n_native']} native, {mt['n_widened']} widened by dense "
+                   f"match, {mt['n_temporal']} in temporal slots) of {mt['n_anchors']} anchors; K = {mt['k']}, "
+                   f"σ = {sigma}")
+        cands = pd.DataFrame(mt["candidates"], columns=["rank", "anchor_id", "label", "native_reason", "cosine",
+                                                        "status", "kept"])
+        if cands.empty:
+            st.caption("No candidates.")
+        else:
+            if cands["cosine"].notna().any():
+                top = cands.head(25).copy()
+                bars = alt.Chart(top).mark_bar().encode(
+                    x=alt.X("cosine:Q", title="cosine to the question"),
+                    y=alt.Y("label:N", sort=list(top["label"]), title=None),
+                    color=alt.Color("status:N", scale=alt.Scale(
+                        domain=["kept", "temporal slot", "below sigma", "beyond K"],
+                        range=["#54A24B", "#F58518", "#BAB0AC", "#9ecae9"])),
+                    tooltip=["anchor_id:N", "native_reason:N", "cosine:Q", "status:N"])
+                rule = alt.Chart(pd.DataFrame({"sigma": [sigma]})).mark_rule(
+                    color="#E45756", strokeDash=[5, 3]).encode(x="sigma:Q")
+                st.altair_chart((bars + rule).properties(height=max(120, 22 * len(top))), width="stretch")
+            st.dataframe(cands, hide_index=True, width="stretch", key="playground_candidates")
+
+
+def _expansions(trace: dict) -> None:
+    if trace["expansions"]:
+        labels = {c["anchor_id"]: c["label"] for mo in trace["modules"].values() for c in mo["candidates"]}
+        brought = pview.expansion_yield(trace)
+        st.dataframe([{"#": i + 1, "query": e["query"], "module": e["module"],
+                       "from anchor": labels.get(e["anchor_id"], e["anchor_id"]),
+                       "new memories in the prompt": brought.get(i + 1, 0)}
+                      for i, e in enumerate(trace["expansions"])], hide_index=True, width="stretch",
+                     key="playground_expansions")
+    else:
+        st.caption("No expansion queries (expansion is off, or no anchor was kept).")
+
+
+def _injected_lines(trace: dict) -> None:
+    if trace["blocks"]:
+        b = st.columns(len(trace["blocks"]))
+        for col, block in zip(b, trace["blocks"]):
+            col.metric(block["title"], f"{block['tokens']} tokens")
+        rows = [{"block": block["title"], "anchor": ln["anchor_id"], "field": ln["field"], "line": ln["text"],
+                 "score": ln["score"], "temporal slot": ln["pinned"], "sources": ", ".join(ln["source_ids"])}
+                for block in trace["blocks"] for ln in block.get("lines", [])]
+        if rows:
+            st.caption("What Gravity added, line by line: each line's cosine with the question (lines are packed best "
+                       "first within the anchor budget) and the utterances it cites")
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="playground_lines")
+
+
+def _full_prompts(trace: dict) -> None:
+    p1, p2 = st.columns(2)
+    with p1:
+        st.caption(f"Without Gravity · {trace['prompt_without']['tokens']} tokens")
+        st.code(trace["prompt_without"]["text"], language=None, wrap_lines=True)
+    with p2:
+        st.caption(f"With Gravity · {trace['prompt_with']['tokens']} tokens")
+        st.code(trace["prompt_with"]["text"], language=None, wrap_lines=True)
 
 
 llm_cfg = None
@@ -91,13 +192,13 @@ with st.container(border=True):
         studio.host_in_background(store, host_name)  # index while the question is typed
     if blocked.get(host_name):
         st.warning(f"{blocked[host_name]}.", icon=":material/block:")
-        st.page_link("pages/settings.py", label="Open Settings", icon=":material/settings:")
+        st.page_link("app_pages/settings.py", label="Open Settings", icon=":material/settings:")
     model_warning = describe_model(llm_cfg).warning if llm_cfg is not None else None
     if model_warning:
         st.warning(model_warning, icon=":material/warning:")
     if llm_problem:
         st.error(f"The model settings cannot be used: {llm_problem}")
-        st.page_link("pages/settings.py", label="Fix them in Settings", icon=":material/settings:")
+        st.page_link("app_pages/settings.py", label="Fix them in Settings", icon=":material/settings:")
     ask_clicked = st.button("Ask", type="primary", key="playground_ask", icon=":material/send:",
                             disabled=not question.strip() or bool(blocked.get(host_name)))
 
@@ -199,96 +300,13 @@ st.caption(f"The prompt with Gravity, line by line: **{n['anchor']} anchor lines
            "lines are grey and long runs are folded.")
 st.html(pview.prompt_diff_html(rows))
 
-st.subheader("Memories: host alone vs with expansion", anchor=False)
-sources = pview.memory_sources(trace)
-left, right = st.columns(2)
-original = next((h for h in trace["host_results"] if h["source"] == "original"), {"memories": []})
-with left:
-    st.caption(f"The host's top {len(original['memories'])} for the question alone")
-    st.dataframe(pd.DataFrame(original["memories"], columns=["rank", "score", "session_id", "text"]),
-                 hide_index=True, width="stretch")
-with right:
-    rule = trace["config"].get("fusion", "rrf")
-    how = (f"the host's first {trace['config'].get('fusion_keep', 0)} kept, then each expansion's best new memory"
-           if rule == "slots" else "reciprocal-rank fusion")
-    st.caption(f"After fusing the expansion queries' results ({how}); “brought by” names the search that found it")
-    merged = pd.DataFrame([{"rank": mm["rank"], "brought by": sources.get(pview._key(mm), ""),
-                            "session_id": mm.get("session_id"), "text": mm["text"]} for mm in trace["merged"]],
-                          columns=["rank", "brought by", "session_id", "text"])
-    st.dataframe(merged, hide_index=True, width="stretch", key="playground_merged",
-                 column_config={"brought by": st.column_config.TextColumn(width="medium")})
-if pushed:
-    with st.expander(f"The host's own memories that Gravity pushed out ({len(pushed)})", expanded=top is not None):
-        st.dataframe(pd.DataFrame(pushed, columns=["rank", "score", "session_id", "text"]), hide_index=True,
-                     width="stretch", key="playground_pushed")
-
-st.subheader("Anchors per module", anchor=False)
-if trace["temporal"].get("spans"):
-    st.caption("Temporal expressions in the question: " + "; ".join(
-        f"“{s['text']}” → {s.get('start')}..{s.get('end')}" for s in trace["temporal"]["spans"]))
-sigma = trace["config"].get("sigma", 0)
-mods = [mo for mo in ("entities", "events", "topics") if mo in trace["modules"]]
-if not mods:
-    st.caption("No anchor module is on for this variant.")
-# One module at a time: drawing every module's chart and table at once made each answer slow to appear.
-shown = st.segmented_control("Module", mods, default=mods[0] if mods else None, key="playground_module",
-                             format_func=lambda mo: f"{mo} ({len(trace['modules'][mo]['kept_ids'])} kept)") \
-    if mods else None
-if shown is not None:
-    mt = trace["modules"][shown]
-    st.caption(f"{mt['n_candidates']} candidates ({mt['n_native']} native, {mt['n_widened']} widened by dense "
-               f"match, {mt['n_temporal']} in temporal slots) of {mt['n_anchors']} anchors; K = {mt['k']}, "
-               f"σ = {sigma}")
-    cands = pd.DataFrame(mt["candidates"], columns=["rank", "anchor_id", "label", "native_reason", "cosine",
-                                                    "status", "kept"])
-    if cands.empty:
-        st.caption("No candidates.")
-    else:
-        if cands["cosine"].notna().any():
-            top = cands.head(25).copy()
-            bars = alt.Chart(top).mark_bar().encode(
-                x=alt.X("cosine:Q", title="cosine to the question"),
-                y=alt.Y("label:N", sort=list(top["label"]), title=None),
-                color=alt.Color("status:N", scale=alt.Scale(
-                    domain=["kept", "temporal slot", "below sigma", "beyond K"],
-                    range=["#54A24B", "#F58518", "#BAB0AC", "#9ecae9"])),
-                tooltip=["anchor_id:N", "native_reason:N", "cosine:Q", "status:N"])
-            rule = alt.Chart(pd.DataFrame({"sigma": [sigma]})).mark_rule(color="#E45756", strokeDash=[5, 3]).encode(
-                x="sigma:Q")
-            st.altair_chart((bars + rule).properties(height=max(120, 22 * len(top))), width="stretch")
-        st.dataframe(cands, hide_index=True, width="stretch", key="playground_candidates")
-
-st.subheader("Expansion queries", anchor=False)
-if trace["expansions"]:
-    labels = {c["anchor_id"]: c["label"] for mo in trace["modules"].values() for c in mo["candidates"]}
-    brought = pview.expansion_yield(trace)
-    st.dataframe([{"#": i + 1, "query": e["query"], "module": e["module"],
-                   "from anchor": labels.get(e["anchor_id"], e["anchor_id"]),
-                   "new memories in the prompt": brought.get(i + 1, 0)}
-                  for i, e in enumerate(trace["expansions"])], hide_index=True, width="stretch",
-                 key="playground_expansions")
-else:
-    st.caption("No expansion queries (expansion is off, or no anchor was kept).")
-
-st.subheader("Injected anchor lines", anchor=False)
-if trace["blocks"]:
-    b = st.columns(len(trace["blocks"]))
-    for col, block in zip(b, trace["blocks"]):
-        col.metric(block["title"], f"{block['tokens']} tokens")
-    rows = [{"block": block["title"], "anchor": ln["anchor_id"], "field": ln["field"], "line": ln["text"],
-             "score": ln["score"], "temporal slot": ln["pinned"], "sources": ", ".join(ln["source_ids"])}
-            for block in trace["blocks"] for ln in block.get("lines", [])]
-    if rows:
-        st.caption("What Gravity added, line by line: each line's cosine with the question (lines are packed best "
-                   "first within the anchor budget) and the utterances it cites")
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="playground_lines")
-with st.expander("Both prompts in full, side by side"):
-    p1, p2 = st.columns(2)
-    with p1:
-        st.caption(f"Without Gravity · {trace['prompt_without']['tokens']} tokens")
-        st.code(trace["prompt_without"]["text"], language=None, wrap_lines=True)
-    with p2:
-        st.caption(f"With Gravity · {trace['prompt_with']['tokens']} tokens")
-        st.code(trace["prompt_with"]["text"], language=None, wrap_lines=True)
+# The details sit in tabs that rerun on a switch, so an answer draws only the open one: every table and chart at
+# once made each answer slow to appear (the browser drew five grids, a chart and both prompts per question).
+DETAILS = {"Memories": _memories, "Anchors per module": _anchors, "Expansion queries": _expansions,
+           "Injected anchor lines": _injected_lines, "Both prompts in full": _full_prompts}
+for draw, tab in zip(DETAILS.values(), st.tabs(list(DETAILS), key="playground_details", on_change="rerun")):
+    if tab.open:
+        with tab:
+            draw(trace)
 st.download_button("Download the trace (JSON)", json.dumps(trace, indent=2, ensure_ascii=False),
                    f"trace-{studio.safe_name(trace['variant'])}.json", "application/json", key="playground_dl_trace")

@@ -11,7 +11,7 @@ from gravity_engine import studio
 from gravity_engine.conversation import Question
 from gravity_engine.errors import GravityError
 from gravity_engine.evaluate.stats import SLICES, sample_slice
-from pages._ui import llm_config, query_config, require_store, selectable_hosts, store_embedder
+from app_pages._ui import llm_config, query_config, require_store, selectable_hosts, store_embedder
 
 st.title("Evaluation")
 st.caption("LLM-free measures: whether the context holds the gold answer (answer coverage, at the same token budget "
@@ -59,7 +59,7 @@ with st.container(border=True):
         if why:
             st.caption(f"{h} is unavailable: {why}.")
     if any(blocked.values()):
-        st.page_link("pages/settings.py", label="Set a model endpoint in Settings", icon=":material/settings:")
+        st.page_link("app_pages/settings.py", label="Set a model endpoint in Settings", icon=":material/settings:")
     slice_ = sample_slice(pool, int(limit), how, int(seed))
     job: studio.EvaluationJob | None = st.session_state.get("evaluation_job")
     busy = job is not None and job.running

@@ -11,7 +11,7 @@ from gravity_engine.llm.local_server import llama_cpp_installed, smollm2_path
 from gravity_engine.llm.models import describe_model
 from gravity_engine.llm.settings import PRESETS, masked_key
 from gravity_engine.query.config import FULL
-from pages._ui import llm_config, md_escape
+from app_pages._ui import llm_config, md_escape
 
 st.title("Settings")
 

@@ -9,7 +9,7 @@ import streamlit as st
 from gravity_engine import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.store import AnchorStore
-from pages._ui import llm_config, md_escape
+from app_pages._ui import llm_config, md_escape
 
 st.title("Build anchors")
 

@@ -8,7 +8,7 @@ from gravity_engine import studio
 from gravity_engine.viz import graph as gviz
 from gravity_engine.viz import vega_spec
 from gravity_engine.errors import GravityError
-from pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
+from app_pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
 
 st.title("Entity graph")
 store = require_store()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gravity_engine import studio
-from pages._ui import badge, md_escape, require_store
+from app_pages._ui import badge, md_escape, require_store
 
 st.title("Gravity Studio")
 st.markdown(
@@ -54,13 +54,14 @@ with left:
     st.dataframe([{"": k, "value": v} for k, v in rows.items()], hide_index=True, width="stretch")
 with right:
     st.markdown("#### Go to")
-    st.page_link("pages/graph.py", label="Entity graph: who relates to whom", icon=":material/hub:")
-    st.page_link("pages/timeline.py", label="Event timeline: what happened when", icon=":material/timeline:")
-    st.page_link("pages/topics.py", label="Topic arcs: themes across sessions", icon=":material/stacked_line_chart:")
-    st.page_link("pages/playground.py", label="Query playground: ask with and without Gravity",
+    st.page_link("app_pages/graph.py", label="Entity graph: who relates to whom", icon=":material/hub:")
+    st.page_link("app_pages/timeline.py", label="Event timeline: what happened when", icon=":material/timeline:")
+    st.page_link("app_pages/topics.py", label="Topic arcs: themes across sessions",
+                 icon=":material/stacked_line_chart:")
+    st.page_link("app_pages/playground.py", label="Query playground: ask with and without Gravity",
                  icon=":material/manage_search:")
-    st.page_link("pages/build.py", label="Build anchors from your own conversation", icon=":material/construction:")
-    st.page_link("pages/data.py", label="Export or import a store", icon=":material/folder_zip:")
+    st.page_link("app_pages/build.py", label="Build anchors from your own conversation", icon=":material/construction:")
+    st.page_link("app_pages/data.py", label="Export or import a store", icon=":material/folder_zip:")
 
 if conv is not None:
     st.markdown("#### Sessions")

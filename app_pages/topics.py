@@ -7,7 +7,7 @@ import streamlit as st
 from gravity_engine import studio
 from gravity_engine.viz import topics as topviz
 from gravity_engine.viz import vega_spec
-from pages._ui import load_store, md_escape, quote_table, require_store
+from app_pages._ui import load_store, md_escape, quote_table, require_store
 
 st.title("Topic arcs")
 store = require_store()

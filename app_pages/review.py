@@ -12,7 +12,7 @@ from gravity_engine.curate import edits as ed
 from gravity_engine.curate.review import ReviewItem, gold_miss_lines, review
 from gravity_engine.errors import GravityError
 from gravity_engine.gold import ENTITY_TYPES, gold_from_dict
-from pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
+from app_pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
 
 st.title("Review anchors")
 store = require_store()
@@ -262,4 +262,4 @@ with st.container(border=True):
     if item.module == "entities" and st.button("Open in the entity graph", key="review_open_graph",
                                                icon=":material/hub:"):
         st.session_state["focus_entity"] = anchor.id
-        st.switch_page("pages/graph.py")
+        st.switch_page("app_pages/graph.py")

@@ -72,8 +72,8 @@ def require_store() -> AnchorStore:
     if store is None:
         st.info("No anchor store is loaded yet. Build one from a conversation, or import a zipped store.")
         c1, c2 = st.columns(2)
-        c1.page_link("pages/build.py", label="Build anchors", icon=":material/construction:")
-        c2.page_link("pages/data.py", label="Import a store", icon=":material/upload:")
+        c1.page_link("app_pages/build.py", label="Build anchors", icon=":material/construction:")
+        c2.page_link("app_pages/data.py", label="Import a store", icon=":material/upload:")
         st.stop()
     return store
 
