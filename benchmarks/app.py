@@ -1,24 +1,77 @@
-"""App timings: home page interactive, entity graph of a whole conversation, playground answer path (no LLM),
-and in a real browser: cold first page, page switches, first playground question on a new store, later questions.
+"""App timings against issue 12's targets: cold first page, page switch, first playground question on a new
+store, later questions; plus the script runs and library calls behind them.
 
-    .venv/bin/python benchmarks/app.py [--store DIR] [--locomo-store DIR] [--no-browser]
+    .venv/bin/python benchmarks/app.py [--repeat 3] [--new-store DIR] [--old-store DIR] [--no-browser]
 
-Home and playground run through Streamlit's AppTest (the script as the server runs it, after a warm-up
-run); the graph is the library call the page makes (networkx layout + altair chart spec) on the largest store given.
-The browser rows start `streamlit run app.py` with an empty GRAVITY_HOME (no caches) and drive Debian's chromium
-with Playwright; a time ends when the page's content is drawn and Streamlit's run is over.
+Browser rows: each repetition starts `streamlit run app.py` on an empty GRAVITY_HOME (no caches; a fresh
+server, as after `make app`) and drives Debian's chromium with Playwright. A time ends when the page's content
+is drawn and Streamlit's run is over. Beside each wall time: the CPU seconds the server process spent on the
+step and the CPU seconds of every chromium process (both from /proc, all threads), so a reading taken on a
+busy machine still shows where the work is and how much of it there is.
+
+The "new store" is built by today's code (`python -m gravity_engine build ../shared/data/locomo10.json
+--conversation conv-26`, 419 turns) unless --new-store names one; no host has ever indexed it on that
+GRAVITY_HOME. --old-store (default: runs/classic/conv-30, if present) is a store from an earlier build, to show
+how stores built before a change behave.
+AppTest rows run the script as the server runs it (after a warm-up run); the graph row is the library call
+the page makes on the sample store.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo10.json"
+SAMPLE = ROOT / "sample_data" / "stores" / "medllm_project"
+TARGETS = {"cold": 3.0, "switch": 1.0, "first": 5.0, "later": 1.0}  # the graph (<= 2 s): benchmarks/explore.py
+LOCOMO_QUESTIONS = ["When did Caroline go to the LGBTQ support group?", "What is Caroline's identity?",
+                    "When did Melanie paint a sunrise?",
+                    "What fields would Caroline be likely to pursue in her education?",
+                    "When did Melanie run a charity race?", "What do Melanie's kids like?"]
+SWITCHES = (("timeline", "Event timeline"), ("topics", "Topic arcs"), ("data", "Export & import"),
+            ("evaluation", "Evaluation"), ("playground", "Query playground"), ("", "Gravity Studio"))
+
+
+class Row:
+    """One measure: wall seconds per repetition, with the server's and the browser's CPU seconds beside them."""
+
+    def __init__(self, name: str, target: float | None = None):
+        self.name, self.target = name, target
+        self.wall: list[float] = []
+        self.server: list[float] = []
+        self.browser: list[float] = []
+
+    def add(self, wall: float, server: float | None = None, browser: float | None = None) -> None:
+        self.wall.append(wall)
+        if server is not None:
+            self.server.append(server)
+        if browser is not None:
+            self.browser.append(browser)
+
+
+def _median(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f}" if xs else ""
+
+
+def print_table(rows: list[Row]) -> None:
+    print("| measure | target | n | median s | max s | server CPU s | browser CPU s | |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        p50 = statistics.median(r.wall)
+        verdict = "" if r.target is None else "ok" if p50 <= r.target else "OVER"
+        target = f"<= {r.target:g} s" if r.target is not None else ""
+        print(f"| {r.name} | {target} | {len(r.wall)} | {p50:.2f} | {max(r.wall):.2f} | {_median(r.server)} "
+              f"| {_median(r.browser)} | {verdict} |")
 
 
 def timed(fn, repeat: int = 5) -> list[float]:
@@ -30,199 +83,214 @@ def timed(fn, repeat: int = 5) -> list[float]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--store", default=str(ROOT / "sample_data" / "stores" / "medllm_project"))
-    ap.add_argument("--locomo-store", default=None, help="a store built from one LoCoMo conversation")
-    ap.add_argument("--no-browser", action="store_true", help="skip the real-server, real-browser rows")
-    args = ap.parse_args()
-    locomo = [args.locomo_store] if args.locomo_store else sorted(
-        str(p) for p in (ROOT / "runs" / "classic").glob("conv-*") if (p / "anchors.json").is_file())[:2]
-
+def library_rows(sample: str) -> list[Row]:
     from streamlit.testing.v1 import AppTest
 
     from gravity_engine import studio
+    from gravity_engine.hosts import get_host
+    from gravity_engine.query.pipeline import GravityQuery, ask
     from gravity_engine.store import AnchorStore
     from gravity_engine.viz import graph as gviz
 
-    rows = []
-
-    def app(page: str | None, **state):
+    def home() -> None:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-        at.session_state["store_path"] = args.store
-        for k, v in state.items():
-            at.session_state[k] = v
+        at.session_state["store_path"] = sample
         at.run()
-        if page:
-            at.switch_page(page)
-            at.run()
-        return at
 
-    app(None)  # warm-up: imports, store load into the cache
-    home = timed(lambda: app(None), 5)
-    rows.append(("home page script run (warm)", home, 3.0))
+    home()  # warm-up: imports, the store into the cache
+    rows = [Row("AppTest: home page script run (warm)")]
+    rows[0].wall = timed(home, 5)
+    store = AnchorStore.load(sample)
+    sessions = studio.session_by_utterance(store)
 
-    for label, path in (("sample", args.store), ("LoCoMo", args.locomo_store)):
-        if not path:
-            continue
-        store = AnchorStore.load(path)
-        sessions = studio.session_by_utterance(store)
+    def graph() -> None:
+        _, nodes, edges = gviz.explore_data(store.anchors, sessions)
+        gviz.graph_chart(nodes, edges).to_dict()
 
-        def render():  # what the graph page computes once per store, then draws (benchmarks/explore.py: details)
-            _, nodes, edges = gviz.explore_data(store.anchors, sessions)
-            gviz.graph_chart(nodes, edges).to_dict()
-
-        rows.append((f"entity graph chart, {label} ({len(store.anchors.entities)} entities)", timed(render, 5), 3.0))
-
-    from gravity_engine.hosts import get_host
-    from gravity_engine.query.pipeline import GravityQuery, ask
-
-    store = AnchorStore.load(args.store)
+    rows.append(Row(f"library: entity graph chart, sample ({len(store.anchors.entities)} entities)"))
+    rows[-1].wall = timed(graph, 5)
     emb = studio.embedder_for(store.anchors.built_with.embedding_model, store.anchors.built_with.embedding_dim)
     gq = GravityQuery(store, emb)
     host = get_host("dense", embedder=emb)
     host.ingest(store.conversation)
     question = "When did MedLLM invent a drug dosage?"
     ask(store, host, question, gravity=gq)
-    rows.append(("playground answer path, dense host, no LLM", timed(lambda: ask(store, host, question, gravity=gq), 10),
-                 1.0))
-
-    if not args.no_browser and Path("/usr/bin/chromium").exists():
-        rows += browser_rows(args.store, locomo)
-
-    print(f"{'measure':74} {'p50 s':>8} {'max s':>8} {'target':>8}")
-    for name, times, target in rows:
-        p50 = statistics.median(times)
-        ok = "" if target is None else "ok" if p50 <= target else "OVER"
-        print(f"{name:74} {p50:8.3f} {max(times):8.3f} {'' if target is None else f'{target:7.1f}s'} {ok}")
-
-
-LOCOMO_QUESTIONS = ["When did Caroline go to the LGBTQ support group?", "What is Caroline's identity?",
-                    "When did Melanie paint a sunrise?", "What fields would Caroline be likely to pursue in her education?",
-                    "When did Melanie run a charity race?", "What do Melanie's kids like?"]
-
-
-def browser_rows(sample: str, locomo: list[str]) -> list:
-    """A real server on an empty GRAVITY_HOME and a real browser (see the module docstring)."""
-    import os
-    import shutil
-    import signal
-    import subprocess
-    import tempfile
-    import urllib.request
-
-    from playwright.sync_api import sync_playwright
-
-    from gravity_engine.store import AnchorStore
-
-    home = Path(tempfile.mkdtemp(prefix="gravity-bench-"))
-    stores = [Path(p) for p in locomo] or [Path(sample)]
-    names = []
-    for p in stores:  # new stores: in the workspace, never indexed by any host on this GRAVITY_HOME
-        shutil.copytree(p, home / "workspace" / f"new-{p.name}")
-        names.append(f"new-{p.name}")
-    env = {**os.environ, "GRAVITY_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    if len(names) > 1:  # the second store as the app leaves it after a build: its dense index prepared
-        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from gravity_engine import studio; "
-                "from gravity_engine.store import AnchorStore; s = AnchorStore.load(sys.argv[2]); "
-                "studio.index_for_dense_host(s, studio.embedder_for(s.anchors.built_with.embedding_model))",
-                str(ROOT), str(home / "workspace" / names[1])], env=env, check=True, capture_output=True)
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    rows = []
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.address", "127.0.0.1", "--server.port", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.1)
-        rows.append(("server start to healthy (streamlit run)", [time.perf_counter() - t0], None))
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking"])
-            page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-
-            def drawn(heading: str, timeout: float = 300_000) -> None:
-                page.get_by_role("heading", name=heading).first.wait_for(timeout=timeout)
-                page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]') && "
-                                       "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=timeout)
-
-            t = time.perf_counter()
-            page.goto(f"{url}/?store=sample/{Path(sample).name}")
-            drawn("Gravity Studio")
-            rows.append(("cold first page (fresh server, first visit)", [time.perf_counter() - t], 3.0))
-            switches = []
-            for _ in range(2):
-                for link, heading in (("timeline", "Event timeline"), ("topics", "Topic arcs"), ("data", "Export & import"),
-                                      ("evaluation", "Evaluation"), ("playground", "Query playground"),
-                                      ("", "Gravity Studio")):
-                    t = time.perf_counter()
-                    link_el = page.locator(f"[data-testid=stSidebar] a[href$='/{link}']").first
-                    link_el.click()
-                    try:
-                        drawn(heading, timeout=60_000)
-                    except Exception:  # a click lost while the previous run finished: counted, then clicked again
-                        link_el.click()
-                        drawn(heading)
-                    switches.append(time.perf_counter() - t)
-            rows.append((f"page switch ({len(switches)} switches over 6 pages, sample store)", switches, 1.0))
-
-            def first_question(name: str, questions: list[str]) -> tuple[float, list[float]]:
-                pg = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-                nonlocal page
-                page = pg  # drawn() watches this tab now
-                pg.goto(f"{url}/playground?store=workspace/{name}")
-                drawn("Query playground")
-                times = []
-                for q in questions:
-                    box = pg.get_by_label("Question", exact=True)
-                    box.fill(q)
-                    box.press("Enter")
-                    pg.wait_for_timeout(300)
-                    t = time.perf_counter()
-                    pg.get_by_role("button", name="Ask").click()
-                    pg.get_by_text(q, exact=False).first.wait_for(timeout=300_000)
-                    drawn("What Gravity changed in the prompt")
-                    pg.wait_for_function(f"() => document.body.innerText.includes({q!r}.slice(0, 20))")
-                    times.append(time.perf_counter() - t)
-                return times[0], times[1:]
-
-            qs = LOCOMO_QUESTIONS if locomo else ["When did MedLLM invent a drug dosage?",
-                                                  "Who is Priya's manager at Northwind Health?",
-                                                  "When did Priya arrive in Seattle?"]
-            first, later = first_question(names[0], qs[:3])
-            n = AnchorStore.load(home / "workspace" / names[0]).conversation.n_utterances()
-            rows.append((f"first question, new store never indexed ({names[0]}, {n} turns; fresh server: "
-                         "embedding model load + dense ingest)", [first], 5.0))
-            if len(names) > 1:
-                first2, later2 = first_question(names[1], qs[3:])
-                rows.append((f"first question, new store built in the app ({names[1]}: dense index prepared "
-                             "by its build)", [first2], 5.0))
-                later += later2
-            rows.append(("later questions (same store, another question)", later, 1.0))
-            browser.close()
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(home, ignore_errors=True)
+    rows.append(Row("library: playground answer path, dense host, no LLM"))
+    rows[-1].wall = timed(lambda: ask(store, host, question, gravity=gq), 10)
     return rows
 
 
-def _free_port() -> int:
-    import socket
+def _stat(pid: int | str) -> list[str]:
+    # /proc/<pid>/stat after the command name: state, ppid, ... utime (12th), stime (13th)
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds (user + system, every thread) the process has used so far."""
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def browser_cpu() -> float:
+    """CPU seconds used so far by every chromium process this benchmark started (renderers, GPU, network)."""
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parents[int(d.name)] = int(_stat(d.name)[1])
+                names[int(d.name)] = (d / "comm").read_text().strip()
+            except (OSError, IndexError, ValueError):
+                continue
+    mine, total = {os.getpid()}, 0.0
+    changed = True
+    while changed:
+        changed = False
+        for pid, ppid in parents.items():
+            if ppid in mine and pid not in mine:
+                mine.add(pid)
+                changed = True
+    for pid in mine:
+        if names.get(pid, "").startswith("chrom"):
+            try:
+                total += server_cpu(pid)
+            except OSError:
+                pass
+    return total
+
+
+class Tab:
+    """A browser tab in its own context."""
+
+    def __init__(self, browser, server_pid: int):
+        self.page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+        self.pid = server_pid
+
+    def drawn(self, heading: str, timeout: float = 300_000) -> None:
+        self.page.get_by_role("heading", name=heading).first.wait_for(timeout=timeout)
+        self.page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]') && "
+                                    "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=timeout)
+
+    def measure(self, row: Row, action) -> None:
+        s0, b0, t0 = server_cpu(self.pid), browser_cpu(), time.perf_counter()
+        action()
+        row.add(time.perf_counter() - t0, server_cpu(self.pid) - s0, browser_cpu() - b0)
+
+    def close(self) -> None:
+        self.page.context.close()
+
+
+def ask_questions(tab: Tab, first: Row, later: Row, questions: list[str]) -> None:
+    for i, q in enumerate(questions):
+        box = tab.page.get_by_label("Question", exact=True)
+        box.fill(q)
+        box.press("Enter")
+        tab.page.wait_for_timeout(300)
+
+        def answer() -> None:
+            tab.page.get_by_role("button", name="Ask").click()
+            tab.page.get_by_text(q, exact=False).first.wait_for(timeout=300_000)
+            tab.drawn("What Gravity changed in the prompt")
+            tab.page.wait_for_function(f"() => document.body.innerText.includes({q!r}.slice(0, 20))")
+
+        tab.measure(first if i == 0 else later, answer)
+        tab.page.wait_for_timeout(500)
+
+
+def browser_rows(new_store: Path, old_store: Path | None, repeat: int) -> list[Row]:
+    from playwright.sync_api import sync_playwright
+
+    from gravity_engine.store import AnchorStore
+    from gravity_engine.testing.app_server import AppServer, launch_chromium
+
+    n_new = AnchorStore.load(new_store).conversation.n_utterances()
+    start = Row("server start to healthy (streamlit run)")
+    cold = Row("cold first page (fresh server, first visit)", TARGETS["cold"])
+    switch = Row(f"page switch ({len(SWITCHES)} pages twice per repetition, sample store)", TARGETS["switch"])
+    first = Row(f"first question, new store built by today's code, never indexed ({n_new} turns)", TARGETS["first"])
+    later = Row("later questions (same store, another question)", TARGETS["later"])
+    old_first = Row(f"first question, a store from an earlier build ({old_store.name if old_store else '-'}), "
+                    "never indexed", TARGETS["first"])
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        for _ in range(repeat):
+            home = Path(tempfile.mkdtemp(prefix="gravity-bench-"))
+            try:
+                shutil.copytree(new_store, home / "workspace" / "new-store")
+                if old_store:
+                    shutil.copytree(old_store, home / "workspace" / "old-store")
+                with AppServer(home) as server:
+                    start.add(server.startup_s)
+                    tab = Tab(browser, server.pid)
+
+                    def first_page() -> None:
+                        tab.page.goto(f"{server.url}/?store=sample/{SAMPLE.name}")
+                        tab.drawn("Gravity Studio")
+
+                    tab.measure(cold, first_page)
+                    for _ in range(2):
+                        for link, heading in SWITCHES:
+                            el = tab.page.locator(f"[data-testid=stSidebar] a[href$='/{link}']").first
+
+                            def go() -> None:
+                                el.click()
+                                try:
+                                    tab.drawn(heading, timeout=60_000)
+                                except Exception:  # a click lost while the previous run finished: clicked again
+                                    el.click()
+                                    tab.drawn(heading)
+
+                            tab.measure(switch, go)
+                    tab.close()
+                    for name, row, qs in (("new-store", first, LOCOMO_QUESTIONS[:3]),
+                                          ("old-store", old_first, LOCOMO_QUESTIONS[3:4])):
+                        if name == "old-store" and not old_store:
+                            continue
+                        tab = Tab(browser, server.pid)
+                        tab.page.goto(f"{server.url}/playground?store=workspace/{name}")
+                        tab.drawn("Query playground")
+                        ask_questions(tab, row, later, qs)
+                        tab.close()
+                    log = server.log()
+                    if "Traceback" in log:
+                        print(log[-3000:], file=sys.stderr)
+            finally:
+                shutil.rmtree(home, ignore_errors=True)
+        browser.close()
+    return [start, cold, switch, first, later] + ([old_first] if old_store else [])
+
+
+def build_new_store(out: Path) -> Path:
+    """conv-26 built by today's code (classic backend, offline), as a user's new store."""
+    if not LOCOMO.is_file():
+        sys.exit(f"{LOCOMO} is missing: pass --new-store DIR (a store built by today's code)")
+    print(f"building conv-26 with today's code into {out} ...", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "gravity_engine", "build", str(LOCOMO), "--conversation", "conv-26",
+                    "--out", str(out)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "GRAVITY_HOME": str(out.parent / "home"), "HF_HUB_OFFLINE": "1",
+                        "TRANSFORMERS_OFFLINE": "1"})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3, help="fresh servers (browser rows); medians over them")
+    ap.add_argument("--new-store", default=None, help="a store built by today's code (default: build conv-26)")
+    ap.add_argument("--old-store", default=str(ROOT / "runs" / "classic" / "conv-30"),
+                    help="a store from an earlier build ('' for none)")
+    ap.add_argument("--no-browser", action="store_true", help="skip the real-server, real-browser rows")
+    args = ap.parse_args()
+    rows = library_rows(str(SAMPLE))
+    if not args.no_browser:
+        scratch = Path(tempfile.mkdtemp(prefix="gravity-bench-store-"))
+        try:
+            new = Path(args.new_store) if args.new_store else build_new_store(scratch / "conv-26")
+            old = Path(args.old_store) if args.old_store and (Path(args.old_store) / "anchors.json").is_file() \
+                else None
+            rows += browser_rows(new, old, args.repeat)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    print_table(rows)
 
 
 if __name__ == "__main__":

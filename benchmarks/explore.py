@@ -14,22 +14,15 @@ layout scales. Target (issue 12): the graph of a 689-turn conversation interacti
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 
 
 def timed(fn, repeat: int = 5) -> list[float]:
@@ -99,39 +92,21 @@ def library_rows(store_path: str) -> list[tuple[str, list[float], str]]:
     return rows
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float], str]]:
     from playwright.sync_api import sync_playwright
 
     from gravity_engine.store import AnchorStore
+    from gravity_engine.testing.app_server import AppServer, launch_chromium
 
     home = Path(tempfile.mkdtemp(prefix="gravity_bench_"))
     name = Path(store_path).name
     shutil.copytree(store_path, home / "workspace" / name)
     biggest = max(AnchorStore.load(store_path).anchors.entities, key=lambda e: e.mentions).name
-    port = _free_port()
-    env = {**os.environ, "GRAVITY_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.address", "127.0.0.1", "--server.port", str(port),
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
     nodes = "[data-testid=stVegaLiteChart] svg.marks path[aria-roledescription^='circle']"
     try:
-        for _ in range(180):
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.5)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS, headless=True)
+        with AppServer(home) as server, sync_playwright() as p:
+            url = server.url
+            browser = launch_chromium(p)
 
             def settle(page) -> None:  # no script run in progress, then a moment for the charts
                 page.wait_for_timeout(500)
@@ -180,11 +155,6 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
                 page.close()
             browser.close()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
         shutil.rmtree(home, ignore_errors=True)
     return [(f"browser: open graph page -> nodes drawn, first visit ({name}: store load, layout)", [cold], ""),
             ("browser: open graph page -> nodes drawn, later visits (new tab: Streamlit's frontend boots)", opens,
