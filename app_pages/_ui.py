@@ -135,6 +135,17 @@ def md_escape(text: object) -> str:
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in s).replace("\n", " ")
 
 
+def md_table(rows: list[dict[str, object]]) -> str:
+    """Rows as a Markdown table, every cell escaped: a small table that costs neither pandas on the server nor
+    the data grid in the browser (the first page draws at once)."""
+    if not rows:
+        return ""
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(md_escape(c) or "&nbsp;" for c in cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(md_escape(r.get(c, "")) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
 def llm_config():
     """The endpoint from Settings (session only), else the environment; None when nothing is configured.
     A bad setting raises ``ConfigError`` naming it (never "no endpoint")."""

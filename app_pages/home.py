@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gravity_engine import studio
-from app_pages._ui import badge, md_escape, require_store
+from app_pages._ui import badge, md_escape, md_table, require_store
 
 st.title("Gravity Studio")
 st.markdown(
@@ -51,7 +51,7 @@ with left:
     }
     st.caption(f"Store folder: {md_escape(store.path)} · the app keeps its caches and the stores it builds or "
                f"imports in {md_escape(studio.gravity_home())} (set GRAVITY_HOME to move them)")
-    st.dataframe([{"": k, "value": v} for k, v in rows.items()], hide_index=True, width="stretch")
+    st.markdown(md_table([{"": k, "value": v} for k, v in rows.items()]))
 with right:
     st.markdown("#### Go to")
     st.page_link("app_pages/graph.py", label="Entity graph: who relates to whom", icon=":material/hub:")
@@ -65,12 +65,10 @@ with right:
 
 if conv is not None:
     st.markdown("#### Sessions")
-    st.dataframe(
+    st.markdown(md_table(
         [{"session": s.id, "date": s.timestamp_text or s.timestamp or "unknown", "utterances": len(s.utterances),
           "first line": (f"{s.utterances[0].speaker}: {s.utterances[0].text}"[:140] if s.utterances else "")}
-         for s in conv.sessions],
-        hide_index=True, width="stretch",
-    )
+         for s in conv.sessions]))
     if conv.warnings:
         with st.expander(f"Loader notes ({len(conv.warnings)})"):
             for w in conv.warnings[:50]:

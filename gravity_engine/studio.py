@@ -7,6 +7,7 @@ server process) and its checkpoints outlive the process, so no extracted batch i
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import threading
@@ -248,8 +249,8 @@ class BuildJob(BackgroundJob):
     def _prepare_dense_host(self, store: AnchorStore) -> None:
         from .build import BuildProgress
 
-        if store.conversation is None or "embedder" in self.options:
-            return
+        if store.conversation is None or "embedder" in self.options or store.utterance_vectors is not None:
+            return  # nothing to prepare: the store carries the dense host's utterance vectors
         self._on_progress(BuildProgress("host", 0, 1, counts=store.anchors.counts(),
                                         message="indexing the conversation for the dense host"))
         info = store.anchors.built_with
@@ -333,8 +334,10 @@ def ingested_host(store: AnchorStore, name: str, embedder, llm_config=None):
 
     if store.conversation is None:
         raise GravityError(f"{store.path}: the store has no conversation.json, so no host can ingest it")
+    from .hosts.dense import ingest_with_vectors
+
     host = get_host(name, embedder=embedder, **({"llm": llm_config} if llm_config is not None else {}))
-    host.ingest(store.conversation)
+    ingest_with_vectors(host, store.conversation, store.utterance_vectors)  # a new store's build embedded them
     return host
 
 
@@ -497,19 +500,22 @@ def host_in_background(store: AnchorStore, name: str) -> Future:
 def index_for_dense_host(store: AnchorStore, embedder) -> None:
     """Embed the conversation's memories the way the ``dense`` host does, into its on-disk cache, so the first
     playground question on a store built in the app does not wait for it."""
-    from .hosts.dense import DenseHost
+    from .hosts.dense import DenseHost, ingest_with_vectors
 
     if store.conversation is not None:
-        DenseHost(embedder=embedder).ingest(store.conversation)
+        ingest_with_vectors(DenseHost(embedder=embedder), store.conversation, store.utterance_vectors)
 
 
 _WARMED: set[str] = set()
+# What the pages after the first one draw with: imported ahead, so the first visit to a table or a chart does not
+# wait for them (the first page itself needs none of them).
+_PAGE_LIBRARIES = ("pandas", "pyarrow", "altair", "networkx")
 
 
 def load_embedder_soon(name: str = "all-MiniLM-L6-v2", dim: int = 0, delay: float = 4.0) -> None:
-    """Load the embedding model in a daemon thread, once per process and model, ``delay`` seconds from now:
-    after the first page is drawn (importing torch competes with it for the interpreter), before a first
-    question or build needs it."""
+    """In a daemon thread, once per process and model, ``delay`` seconds from now (after the first page is drawn:
+    imports compete with it for the interpreter): import the libraries the other pages draw with, then load the
+    embedding model, before a first question or build needs it."""
     with _READY_LOCK:
         if name in _WARMED:
             return
@@ -518,6 +524,8 @@ def load_embedder_soon(name: str = "all-MiniLM-L6-v2", dim: int = 0, delay: floa
     def load() -> None:
         time.sleep(delay)
         try:
+            for module in _PAGE_LIBRARIES:
+                importlib.import_module(module)
             embedder_for(name, dim)
         except Exception:  # an optimisation only: the first use loads it and reports any error
             pass

@@ -65,8 +65,8 @@ def test_page_renders_with_store(page, heading, expected, store_dir):
         assert got.get(label) == value, (label, got)
 
 
-@pytest.mark.parametrize("page", ["app_pages/home.py", "app_pages/graph.py", "app_pages/timeline.py", "app_pages/topics.py",
-                                  "app_pages/playground.py"], ids=["home", "graph", "timeline", "topics", "playground"])
+@pytest.mark.parametrize("page", ["app_pages/home.py", "app_pages/graph.py", "app_pages/timeline.py",
+                                  "app_pages/topics.py", "app_pages/playground.py"], ids=["home", "graph", "timeline", "topics", "playground"])
 def test_page_without_store_says_what_to_do(page, monkeypatch):
     from gravity_engine import studio
 

@@ -95,9 +95,14 @@ def _shot(page, name: str) -> None:
         page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
-def test_warm_up(app_url, page):
-    # A freshly started server paints a blank body first; this visit warms it (and the caches).
-    _open(page, app_url, "", "Gravity Studio")
+def test_first_visit_to_a_fresh_server_is_the_app(app_url, page):
+    # The module's first visit. A folder named pages/ beside app.py made Streamlit run this visit as a v1
+    # multipage app: the page script without app.py (no store loaded) under a raw list of file names.
+    _open(page, app_url, "playground?store=sample/medllm_project", "Query playground")
+    page.get_by_label("Question", exact=True).wait_for(timeout=30_000)
+    nav = page.locator("[data-testid=stSidebarNav]").inner_text()
+    assert "Query playground" in nav and "Entity graph" in nav, nav  # the v1 list named files: "playground"
+    assert "No anchor store is loaded" not in page.locator("[data-testid=stMain]").inner_text()
 
 
 @pytest.mark.parametrize("path,heading,text", PAGES, ids=[p[0] or "home" for p in PAGES])
