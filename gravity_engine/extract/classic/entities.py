@@ -590,6 +590,11 @@ def _kin_names(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
         book.relation(kin, ROLE_PREDICATES.get(low, "parent_of"), speaker.name, source_id)
 
 
+# Kin words people address each other with; "mate", "buddy", "love" are said to anyone.
+VOCATIVE_KIN = {"sis", "bro", "sister", "brother", "mum", "mom", "mam", "mama", "dad", "papa", "son", "grandma",
+                "grandpa", "gran", "granny", "nan", "nana", "cuz", "cousin", "auntie", "aunt", "uncle", "hubby", "wifey"}
+
+
 def _addressed_kin(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """"You're my little sis": the listener is the speaker's kin; "as your big brother": the speaker
     is the listener's."""
@@ -609,6 +614,17 @@ def _addressed_kin(book: ProfileBook, doc, speaker: Entity, other: str | None, s
                 book.relation(book.entity(other, "person", source_id), pred, speaker.name, source_id)
         elif poss == "your" and tok.dep_ == "pobj" and tok.head.lower_ == "as":
             book.relation(speaker, pred, other, source_id)
+    for tok in doc:  # "Good luck, little sis.", "Thanks, bro!": the listener addressed by a kin word
+        pred = ROLE_PREDICATES.get(tok.lemma_.lower() if tok.lower_ not in VOCATIVE_KIN else tok.lower_)
+        if tok.lower_ not in VOCATIVE_KIN or pred is None or tok.i == 0 or doc[tok.i - 1].text != "," and not (
+                doc[tok.i - 1].dep_ == "amod" and tok.i > 1 and doc[tok.i - 2].text == ","):
+            continue
+        if any(c.dep_ == "poss" and c.lower_ != "my" for c in tok.children) or _name_of(tok) is not None or \
+                tok.dep_ not in ("appos", "npadvmod", "vocative", "ROOT", "dep", "intj", "conj", "attr"):
+            continue
+        nxt = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
+        if nxt is None or nxt.is_punct:
+            book.relation(book.entity(other, "person", source_id), pred, speaker.name, source_id)
 
 
 def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_id: str) -> Entity | None:
@@ -751,7 +767,7 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
                 book.relation(owner, "works_on", thing.name, source_id)
 
 
-_PLACE_VERBS = {("live", "in"): "lives_in", ("move", "to"): "lives_in", ("relocate", "to"): "lives_in",
+_PLACE_VERBS = {("live", "in"): "lives_in", ("move", "to"): "lives_in", ("move", "into"): "lives_in", ("relocate", "to"): "lives_in",
                 ("base", "in"): "lives_in", ("settle", "in"): "lives_in", ("move", "from"): "moved_from",
                 ("work", "at"): "works_at", ("work", "for"): "works_at", ("work", "with"): None,
                 ("intern", "at"): "works_at", ("start", "at"): "works_at",
@@ -861,6 +877,12 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
                 pobj = next((g for g in of.children if g.dep_ == "pobj"), None) if of is not None else None
                 if pobj is not None and pobj.pos_ != "PRON" and pobj.lower_ not in _VAGUE_OBJECTS:
                     book.relation(who, "dislikes", _phrase(pobj, 6), source_id)
+    if future and not negated and not conditional:
+        # "I'll be working on the Tidewater dashboard", "I'll work at Brightwater from May": a new job said ahead
+        for prep in (c for c in children if c.dep_ == "prep"):
+            key = _PLACE_VERBS.get((lemma, prep.lower_))
+            if key in ("works_at", "works_on", "studies_at"):
+                _relate(book, who, key, next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
     if negated or conditional or future:
         return
     if lemma == "be":
@@ -877,6 +899,9 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
                     pass
                 elif c.lemma_ == "member" and of is not None:
                     _relate(book, who, "member_of", next((g for g in of.children if g.dep_ == "pobj"), None), source_id)
+                elif c.lemma_ == "member" and (org := _org_before(book, c)) is not None:
+                    # "The Allotment Society had a waiting list, so now I'm a member"
+                    book.relation(who, "member_of", org, source_id)
                 elif c.lemma_ not in _NOT_IDENTITY and (c.lemma_ not in ROLE_PREDICATES or c.lemma_ in _STUDENT_NOUNS
                                                          or c.lemma_ == "coach") and any(
                         g.dep_ == "det" and g.lower_ in ("a", "an") for g in c.children):
