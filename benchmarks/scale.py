@@ -31,6 +31,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from gravity_engine.scale import JobResult, RunSummary  # noqa: E402
+
+JOB_FIELDS = ("conversation_id", "status", "counts", "seconds", "peak_rss_mb", "worker", "torch_threads", "started_at",
+              "finished_at", "cpu_s", "ready_at")
 SHARED = ROOT.parent / "shared" / "data"
 LONGMEMEVAL = SHARED / "longmemeval" / "longmemeval_oracle.json"
 LOCOMO = SHARED / "locomo10.json"
@@ -47,32 +51,42 @@ def table(headers: list[str], rows: list[list]) -> str:
 
 def classic_runs(instances: int, runs: list[str], work: Path) -> None:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GRAVITY_HOME=str(work / "home"))
-    rows, walls, spans = [], {}, {}
+    rows, phase_rows, walls, spans = [], [], {}, {}
     for name in runs:
         out = work / name
         cmd = [sys.executable, "-m", "gravity_engine", "build-all", str(LONGMEMEVAL), "--limit", str(instances),
                "--out", str(out), *RUNS[name]]
-        started = time.perf_counter()
+        started, launched = time.perf_counter(), time.time()
         done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        wall = time.perf_counter() - started
+        wall, exited = time.perf_counter() - started, time.time()
         if done.returncode != 0:
             print(f"{name}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}", file=sys.stderr)
             continue
         summary = json.loads((out / "build-summary.json").read_text())
         convs = summary["conversations"]
+        # The library's phases from the saved rows, measured from this process's launch and exit.
+        run = RunSummary(rows=[JobResult(**{k: c[k] for k in JOB_FIELDS}) for c in convs], wall_s=summary["wall_s"],
+                         started_at=summary["started_at"])
         walls[name] = wall
         peaks = sorted(summary["peak_rss_mb_by_worker"].values())
-        # From the first build's start to the last one's end: the wall time without imports and start-up.
-        span = max(c["finished_at"] for c in convs) - min(c["finished_at"] - c["seconds"] for c in convs)
-        spans[name] = span
+        p = run.phases(launched, exited)
+        spans[name] = p["span"]
         rows.append([" ".join(RUNS[name]), len(convs), sum(c["status"] == "built" for c in convs), wall,
-                     walls["workers1"] / wall if "workers1" in walls else "-", span,
-                     spans["workers1"] / span if "workers1" in spans else "-", sum(c["seconds"] for c in convs),
-                     ", ".join(f"{p:.0f}" for p in peaks), sorted({c["torch_threads"] for c in convs})])
+                     walls["workers1"] / wall if "workers1" in walls else "-", p["span"],
+                     spans["workers1"] / p["span"] if "workers1" in spans else "-", p["busy"],
+                     ", ".join(f"{x:.0f}" for x in peaks), sorted({c["torch_threads"] for c in convs})])
+        phase_rows.append([" ".join(RUNS[name]), p["start-up"], p["ready"], p["builds"], p["tail"], p["exit"],
+                           p["idle"], p["build_cpu"], p["build_cpu"] / p["busy"] if p["busy"] else "-"])
     print(f"\nClassic builds of {instances} LongMemEval oracle instances (fresh CLI process each; wall includes "
           "imports, model loads and Ray's start)\n")
     print(table(["runner", "conversations", "built", "wall s", "speedup", "builds span s", "span speedup",
                  "sum of builds s", "peak RSS per worker MB", "torch threads"], rows))
+    print("\nWhere the wall time went (s): start-up = launch to the first build (of which 'ready': launch to the "
+          "last worker's models loaded), builds = every worker busy, tail = until the last build ends, exit = "
+          "until the process is gone; idle = workers' core-seconds without a build inside the span; build CPU "
+          "= CPU seconds of the builds (all threads; load-independent), CPU/wall = their parallelism\n")
+    print(table(["runner", "start-up", "ready", "builds", "tail", "exit", "idle core-s", "build CPU s",
+                 "build CPU/wall"], phase_rows))
     if "ray" in walls and "workers2" in walls:
         print(f"\n--ray local / --workers 2: wall {walls['ray'] / walls['workers2']:.2f}, "
               f"builds span {spans['ray'] / spans['workers2']:.2f} (target <= 1.15)")

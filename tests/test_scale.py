@@ -15,7 +15,7 @@ from gravity_engine.build import CHECKPOINT_DIR
 from gravity_engine.cli import app
 from gravity_engine.conversation import Conversation
 from gravity_engine.errors import ConfigError
-from gravity_engine.scale import BuildOptions, build_corpus, load_corpus, store_state
+from gravity_engine.scale import BuildOptions, JobResult, RunSummary, build_corpus, load_corpus, store_state
 from gravity_engine.scale.run import SUMMARY_FILE
 from gravity_engine.scale.workers import cpu_count
 
@@ -38,6 +38,9 @@ def write_corpus(folder: Path) -> Path:
 
 
 def test_two_workers_build_every_store_and_a_rerun_skips_the_finished_ones(tmp_path):
+    from gravity_engine.scale.workers import start_forkserver
+
+    assert start_forkserver(2)  # as build-all does before reading its corpus: the pool then uses that server
     convs = load_corpus(write_corpus(tmp_path / "corpus")).conversations
     out = tmp_path / "runs"
     first = build_corpus(convs, out, workers=2)
@@ -47,12 +50,37 @@ def test_two_workers_build_every_store_and_a_rerun_skips_the_finished_ones(tmp_p
         assert store_state(out / r.conversation_id) == "complete"
         assert r.counts["entities"] > 0 and r.seconds > 0 and r.peak_rss_mb > 100
         assert r.torch_threads == max(1, cpu_count() // 2)  # cores / workers, set at the worker's start
+        # The worker had its models loaded and warmed before its first build; the build's own CPU is counted.
+        assert first.started_at < r.ready_at <= r.started_at < r.finished_at and r.cpu_s > 0
+    phases = first.phases()
+    assert phases["start-up"] > 0 and phases["idle"] >= 0 and phases["build_cpu"] > 0
+    assert "workers idle" in first.table() and json.loads(json.dumps(first.to_dict()))["phases"]["span"] > 0
     # One store lost (a crash before its save): the rerun skips the other and resumes this one.
     (out / "hiking" / "anchors.json").unlink()
     assert list((out / "hiking" / CHECKPOINT_DIR).rglob("batch-*.json"))
     second = build_corpus(convs, out, workers=2)
     assert sorted((r.conversation_id, r.status) for r in second.rows) == [("bakery", "skipped"), ("hiking", "resumed")]
     assert "1 resumed, 1 skipped" in second.table()
+
+
+def test_phases_say_where_the_wall_time_went():
+    # Two workers: A builds 10-40 and 40-50, B builds 12-45, then nothing is left; the run started at 0.
+    rows = [JobResult("a1", "built", seconds=30, worker="h:1", started_at=10, finished_at=40, ready_at=9, cpu_s=28),
+            JobResult("a2", "built", seconds=10, worker="h:1", started_at=40, finished_at=50, ready_at=9, cpu_s=9),
+            JobResult("b1", "built", seconds=33, worker="h:2", started_at=12, finished_at=45, ready_at=11, cpu_s=30),
+            JobResult("old", "skipped")]
+    p = RunSummary(rows=rows, started_at=0.0, wall_s=51.0).phases()
+    assert (p["start-up"], p["ready"], p["builds"], p["tail"], p["exit"]) == (10, 11, 35, 5, 1)
+    assert (p["span"], p["busy"], p["idle"], p["build_cpu"]) == (40, 73, 7, 67)  # 2 x 40 core-s, 73 of them busy
+    assert RunSummary(rows=rows[3:]).phases() == {}
+
+
+def test_the_fork_server_starts_early_only_for_several_workers():
+    from gravity_engine.scale.workers import preload_modules, start_forkserver
+
+    assert start_forkserver(1) is False and start_forkserver(None) is False
+    assert "gravity_engine.extract.llm" not in preload_modules("classic")
+    assert "gravity_engine.extract.llm" in preload_modules("llm")
 
 
 def test_a_failed_conversation_is_a_row_and_the_others_build(tmp_path):

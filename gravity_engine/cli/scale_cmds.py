@@ -56,6 +56,10 @@ def build_all(
         from ..llm import LLMConfig
 
         llm_config = LLMConfig.from_env(**({"model": model} if model else {}))
+    if ray is None:
+        from ..scale.workers import start_forkserver
+
+        start_forkserver(workers, backend)  # its imports run while this process reads the corpus
     corpus = load_corpus(input_path, conversation, limit)
     for file, error in corpus.unreadable:
         typer.secho(f"skipped unreadable file: {error}", fg=typer.colors.YELLOW, err=True)

@@ -27,7 +27,7 @@ _LOCAL_OBJECT_STORE_BYTES = 256 * 1024 * 1024
 
 def _build_task(job: BuildJob) -> JobResult:
     if not _jobs._initialized:
-        _jobs.init_worker(1, job.options.embedding_model)  # a task gets one CPU: one torch thread
+        _jobs.init_worker(1, job.options.embedding_model, backend=job.options.backend)  # one CPU: one torch thread
     return _jobs.run_job(job)
 
 

@@ -25,6 +25,7 @@ class RunSummary:
     rows: list[JobResult] = field(default_factory=list)
     runner: str = ""  # "in process", "2 processes", "ray local", ...
     wall_s: float = 0.0
+    started_at: float = 0.0  # wall clock (time.time) when the run started: before planning, workers, Ray
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     batch_api: dict[str, Any] | None = None
 
@@ -44,6 +45,31 @@ class RunSummary:
             if r.worker and r.peak_rss_mb is not None:
                 peaks[r.worker] = max(peaks.get(r.worker, 0.0), r.peak_rss_mb)
         return peaks
+
+    def phases(self, launched: float | None = None, exited: float | None = None) -> dict[str, float]:
+        """Where the run's wall time went, in seconds, from the rows' wall-clock starts and ends per worker:
+
+        ``start-up``: from ``launched`` (default: the run's start) to the first build's start (imports, models,
+        Ray's start); ``ready``: to the last worker's models loaded; ``builds``: until the first worker runs
+        out of work (all busy); ``tail``: until the last build ends (some workers idle); ``exit``: from there
+        to ``exited`` (default: the run's end); ``idle``: the workers' core-seconds without a build between
+        the first start and the last end; ``busy``: the builds' seconds; ``build_cpu``: their CPU seconds
+        (all threads of their worker; what the machine's load does not change). Empty without a build."""
+        rows = [r for r in self.rows if r.status != "skipped" and r.started_at and r.finished_at]
+        if not rows:
+            return {}
+        launched = self.started_at if launched is None else launched
+        exited = self.started_at + self.wall_s if exited is None else exited
+        first, last = min(r.started_at for r in rows), max(r.finished_at for r in rows)
+        ends: dict[str, float] = {}
+        for r in rows:
+            ends[r.worker] = max(ends.get(r.worker, 0.0), r.finished_at)
+        first_out = min(ends.values())
+        busy = sum(r.seconds for r in rows)
+        return {"start-up": first - launched, "ready": max(r.ready_at or first for r in rows) - launched,
+                "builds": first_out - first, "tail": last - first_out, "exit": exited - last, "span": last - first,
+                "idle": max(0.0, len(ends) * (last - first) - busy), "busy": busy,
+                "build_cpu": sum(r.cpu_s for r in rows)}
 
     def table(self) -> str:
         head = (f"{'conversation':<24}{'status':<9}{'entities':>9}{'events':>8}{'topics':>8}{'seconds':>9}"
@@ -65,12 +91,18 @@ class RunSummary:
         peaks = self.peak_rss_by_worker()
         if peaks:
             lines.append(f"peak RSS per worker: {', '.join(f'{v:.0f}' for v in sorted(peaks.values()))} MB")
+        p = self.phases()
+        if p:
+            lines.append(f"start-up {p['start-up']:.1f} s, all workers busy {p['builds']:.1f} s, tail {p['tail']:.1f} s, "
+                         f"end {p['exit']:.1f} s; workers idle {p['idle']:.1f} core-s; builds used "
+                         f"{p['build_cpu']:.1f} CPU s")
         for r in self.failed():
             lines.append(f"{r.status} {r.conversation_id}: {r.error}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"runner": self.runner, "wall_s": round(self.wall_s, 3), "counts": self.counts(),
+        return {"runner": self.runner, "wall_s": round(self.wall_s, 3), "started_at": round(self.started_at, 3),
+                "phases": {k: round(v, 3) for k, v in self.phases().items()}, "counts": self.counts(),
                 "peak_rss_mb_by_worker": self.peak_rss_by_worker(), "batch_api": self.batch_api,
                 "unreadable": [{"file": f, "error": e} for f, e in self.unreadable],
                 "conversations": [r.to_dict() for r in self.rows]}
@@ -90,12 +122,12 @@ def build_corpus(conversations: Iterable[Conversation], out_root: str | Path, op
     """
     options = options or BuildOptions()
     out = Path(out_root)
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), time.time()
     say = status or (lambda msg: None)
     jobs, skipped = plan_jobs(conversations, out, options, force=force)
     if planned is not None:
         planned(len(jobs), len(skipped))
-    summary = RunSummary(rows=list(skipped))
+    summary = RunSummary(rows=list(skipped), started_at=started_at)
     if batch_api:
         summary.batch_api = _batch_pass(jobs, out, options, poll_s, say)
     if ray:
