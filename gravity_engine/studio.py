@@ -81,6 +81,9 @@ def store_label(path: Path) -> str:
     return f"{path.name} ({kind})"
 
 
+_EMBEDDER_LOCK = threading.Lock()
+
+
 def embedder_for(name: str, dim: int = 0):
     """The embedder a store was built with: the deterministic fake for test stores, else sentence-transformers."""
     if name.startswith("fake-embedder"):
@@ -89,7 +92,8 @@ def embedder_for(name: str, dim: int = 0):
         return FakeEmbedder(dim=dim or 64, name=name)
     from .embed import get_embedder
 
-    return get_embedder(name or "all-MiniLM-L6-v2")
+    with _EMBEDDER_LOCK:  # the preload, a host's background ingest and a page may ask while it is still loading
+        return get_embedder(name or "all-MiniLM-L6-v2")
 
 
 def sample_conversations() -> list[Path]:
