@@ -100,8 +100,9 @@ _DATE_FORMS = re.compile("|".join([
     r"\b(?P<y>(?:19|20)\d\d)\b",  # 2023
 ]))
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_RELATIVE = re.compile(rf"^(?:on )?(?:(?:the|a) )?(?P<unit>day|week|weekend|{'|'.join(_WEEKDAYS)}) "
-                       r"(?P<dir>before|after) (?P<date>.+)$")
+_RELATIVE = re.compile(rf"^(?:on )?(?:(?:the|a) )?(?:(?P<n>two|three|2|3) )?(?P<unit>day|week|weekend|{'|'.join(_WEEKDAYS)}) "
+                       r"(?P<dir>before|after|of) (?P<date>.+)$")
+_COUNTS = {"two": 2, "three": 3, "2": 2, "3": 3}
 _FILLER = {"on", "in", "of", "around", "about", "circa", "during", "by"}
 _CLOCK = re.compile(r" \d{1,2} \d{2}\b")
 _ANY_YEAR = 2000  # a leap year: "29 February" without a year still reads
@@ -142,8 +143,18 @@ def _spans(text: str) -> list[tuple[_Span, int, int]]:
     return out
 
 
-def _relative(unit: str, direction: str, d: date) -> tuple[date, date]:
-    """'the week before 9 June' -> 2..8 June; 'the weekend before', 'the sunday after', 'the day before'."""
+def _relative(unit: str, direction: str, d: date, n: int = 1) -> tuple[date, date] | None:
+    """'the week before 9 June' -> 2..8 June; 'the weekend before', 'the sunday after', 'the day before';
+    'two weekends before' the one before that; 'the week of 23 August' the Monday..Sunday holding it."""
+    if direction == "of":
+        if unit != "week" or n != 1:
+            return None
+        monday = d - timedelta(days=d.weekday())
+        return monday, monday + timedelta(days=6)
+    if n > 1:  # each further unit is one more week (or day) away
+        start, end = _relative(unit, direction, d)
+        shift = timedelta(days=(n - 1) * (1 if unit == "day" else 7) * (-1 if direction == "before" else 1))
+        return start + shift, end + shift
     step = -1 if direction == "before" else 1
     if unit == "day":
         day = d + timedelta(days=step)
@@ -175,8 +186,8 @@ def _gold_date(part: str) -> _Span | None:
         return span
     if span.start != span.end:
         return None
-    start, end = _relative(rel.group("unit"), rel.group("dir"), span.start)
-    return _Span(start, end, span.has_year)
+    period = _relative(rel.group("unit"), rel.group("dir"), span.start, _COUNTS.get(rel.group("n") or "", 1))
+    return None if period is None else _Span(*period, span.has_year)
 
 
 @lru_cache(maxsize=100_000)

@@ -52,3 +52,11 @@ def test_stage_counts_and_line():
     counts = stage_counts(rows)
     assert counts[GROUNDED] == 2 and counts[NO_EVENT] == 1 and sum(counts.values()) == 3
     assert "66.7%" in format_stages(counts, "all")
+
+
+def test_counted_and_week_of_golds():
+    assert _grounded("two weekends before 17 July 2023", REF, [_ev(1, "2023-07-08", "2023-07-09", "range")]) is True
+    assert _grounded("two weekends before 17 July 2023", REF, [_ev(1, "2023-07-15", "2023-07-16", "range")]) is False
+    assert _grounded("Two weeks before 11 August 2023", REF, [_ev(1, "2023-07-28")]) is True
+    assert _grounded("The week of 23 August 2023", REF, [_ev(1, "2023-08-21", "2023-08-27", "week")]) is True
+    assert _grounded("The week of 23 August 2023", REF, [_ev(1, "2023-08-30")]) is False

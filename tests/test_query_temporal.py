@@ -95,3 +95,20 @@ def test_event_refs_are_not_taken_from_dates():
 
     assert detect("What did she do after 2022?", "2023-10-01").event_refs == []
     assert detect("What did she do after the wedding?", "2023-10-01").event_refs == [("after", "the wedding")]
+
+
+def test_a_question_about_time_ranks_events_by_their_lines(fake_embedder):
+    """The compact vectors are scrambled here (each event gets another's): a "when" question still finds its
+    event through the event lines, the same question with the option off and a question not about time do not."""
+    store = make_store(fake_embedder)
+    store.embeddings["events"] = store.embeddings["events"][::-1].copy()
+    config = QueryConfig(K_V=1, temporal_slots=0, sigma=-1.0)
+    gq = GravityQuery(store, fake_embedder, config, count=WORDS)
+
+    def top_event(question, cfg):
+        return gq.run(question, config=cfg).selected["events"][0].id
+
+    when = "When did Caroline go to the LGBTQ support group?"
+    assert top_event(when, config) == "v1"
+    assert top_event(when, config.with_(temporal_event_lines=False)) != "v1"
+    assert top_event("Did Caroline go to the LGBTQ support group?", config) != "v1"

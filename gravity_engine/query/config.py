@@ -38,6 +38,11 @@ class QueryConfig(BaseModel):
     # Temporal preservation: up to R of the K_V event slots go to events whose dates match the query's.
     temporal_slots: int = Field(3, ge=0, alias="R")
     temporal: bool = True
+    # Measured on LoCoMo (benchmarks/measure_locomo.py --diagnose): a question about time is matched far better
+    # against an event's line (who, what, the time as said) than against its compact text, whose ISO dates and
+    # labels blur the cosine; other questions keep the compact text, which serves them better.
+    temporal_event_lines: bool = Field(True, description="rank the events of a question about time by their "
+                                                         "line's embedding instead of the compact text's")
     recent_days: int = Field(60, ge=1, description="'recently' = this many days before the reference time")
     # Fuzzy name matching (rapidfuzz ratio, 0..100) for query words of at least fuzzy_min_len letters.
     fuzzy_cutoff: float = Field(88.0, ge=0, le=100)
@@ -122,6 +127,7 @@ EVENTS_TOPICS = QueryConfig(variant="+VT", modules=("events", "topics"))
 # The method as written: native candidates only, top-K above sigma, temporal slots, round-robin
 # expansion that stops when a module runs dry, whole anchors in three blocks (no line scoring).
 PAPER = QueryConfig(variant="paper", widen=False, question_aware=False, packing="anchors", anchor_budget=None,
+                    temporal_event_lines=False,
                     lines_per_anchor=6, fusion="rrf", fusion_keep=0)
 # -rrk takes the reranker out and nothing else: no cosine anywhere (anchors in native-match order, lines
 # as stored, no sigma cut); candidates, K, temporal slots, packing, expansion and fusion stay as in full.

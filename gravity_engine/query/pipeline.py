@@ -145,7 +145,8 @@ class GravityQuery:
         for module in MODULES:
             if module not in config.modules:
                 continue
-            sel = select_module(module, self.store, self.index, qvec, qtokens, config, qtime)
+            sel = select_module(module, self.store, self.index, qvec, qtokens, config, qtime,
+                                self._rank_matrix(module, qtime, config))
             result.modules[module] = sel
             rows = self._rows[module]
             result.selected[module] = [rows[r] for r in sel.kept]
@@ -158,6 +159,18 @@ class GravityQuery:
         result.expansions = expand(result.lines, config, question)
         timings["expand"] = (t() - t0) * 1000
         return result
+
+    def _rank_matrix(self, module: str, qtime: temporal.QueryTime, config: QueryConfig) -> np.ndarray | None:
+        """The vectors a module's candidates are reranked by: for a question about time, each event's line
+        (``temporal_event_lines``); otherwise None, the stored anchor embeddings."""
+        if module != "events" or not config.temporal_event_lines or not (qtime.asks_when or qtime.has_expression):
+            return None
+        table = self.store.line_table()
+        if getattr(self, "_event_lines", (None,))[0] is not table:
+            lines = self.store.line_matrix(self.embedder)
+            rows = [table.by_anchor[e.id][0] for e in self._rows["events"]]
+            self._event_lines = (table, lines[rows] if rows else self.store.matrix("events"))
+        return self._event_lines[1]
 
     def _score_lines(self, result: GravityResult, qvec: np.ndarray, config: QueryConfig) -> LineSelection:
         event_scores: dict[str, float] = {}
@@ -197,7 +210,8 @@ class GravityQuery:
         probe = GravityResult(question=question, config=full, qtime=qtime)
         qtokens = content_tokens(question)
         for module in MODULES:
-            sel = select_module(module, self.store, self.index, qvec, qtokens, full, qtime)
+            sel = select_module(module, self.store, self.index, qvec, qtokens, full, qtime,
+                                self._rank_matrix(module, qtime, full))
             probe.modules[module] = sel
             probe.selected[module] = [self._rows[module][r] for r in sel.kept]
         lines = self._score_lines(probe, qvec, full)

@@ -129,8 +129,9 @@ def _event_native(index: AnchorIndex, qtokens: list[str]) -> tuple[np.ndarray, n
 
 
 def select_module(module: str, store: AnchorStore, index: AnchorIndex, qvec: np.ndarray | None, qtokens: list[str],
-                  config: QueryConfig, qtime: QueryTime | None = None) -> ModuleSelection:
-    """Candidates, rerank and top-K selection for one module (see the module docstring)."""
+                  config: QueryConfig, qtime: QueryTime | None = None, matrix: np.ndarray | None = None) -> ModuleSelection:
+    """Candidates, rerank and top-K selection for one module (see the module docstring); ``matrix``: the
+    vectors to rerank by, one row per anchor (default: the stored anchor embeddings)."""
     n = index.n[module]
     K = config.k_for(module)
     reason_text: dict[int, str] = {}
@@ -147,7 +148,7 @@ def select_module(module: str, store: AnchorStore, index: AnchorIndex, qvec: np.
     cand = np.flatnonzero(native > 0)
     n_native = len(cand)
     rerank = config.rerank and qvec is not None and n > 0
-    matrix = store.matrix(module) if rerank else None
+    matrix = (store.matrix(module) if matrix is None else matrix) if rerank else None
     n_widened = 0
     cos_all = None
     if (rerank and config.widen and config.widen_k and K
