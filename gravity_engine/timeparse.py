@@ -128,7 +128,7 @@ _WEEKDAY_BY_ABBR = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3
 # Words that make an unanchored "on Saturday" or "in March" point forward instead of back.
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won't|gonna|going\s+to|plan(?:ning)?\s+(?:to|on)|can't\s+wait|looking\s+forward|hope\s+to|"
-    r"intend|scheduled|upcoming|next)\b|\w'll\b"
+    r"intend|scheduled|upcoming|next|let'?s|let\s+us)\b|\w'll\b"  # "let's meet on Wednesday": a plan
     # the present tense of a fixed date is a plan: "the race is on September 29", "she arrives on June 7"
     r"|\b(?:is|are)\s+(?:on|in|due|set\s+for)\b|\b(?:starts?|begins?|arrives?|moves?|leaves?|opens?)\s+(?:on|in)\b",
     re.I)
@@ -483,6 +483,24 @@ def _ago(m, ref, future):
         return _shift(ref, unit, -count[1]), _shift(ref, unit, -count[0]), "range"
     # "two weeks ago" names a day (the session day minus fourteen), not a calendar week
     return _unit_span(_shift(ref, unit, -count), "day" if unit == "week" else unit)
+
+
+@_rule(rf"\b(?P<e>(?P<n>{_NUM})\s+weekends?\s+(?P<dir>ago|back|earlier|later|from\s+now)|in\s+(?P<n2>{_NUM})\s+weekends)\b")
+def _weekends_away(m, ref, future):
+    """'two weekends ago': the weekend before last; 'two weekends later' / 'in two weekends': the one after next."""
+    if ref is None:
+        return None
+    count = _count(m["n"] or m["n2"])
+    if not isinstance(count, int) or count < 1:
+        return None
+    saturday = ref + timedelta(days=5 - ref.weekday())  # this week's (Mon..Sun) Saturday
+    if (m["dir"] or "").lower() in ("ago", "back", "earlier"):
+        last = saturday if saturday < ref else saturday - timedelta(days=7)  # the last weekend ended before ref
+        saturday = last - timedelta(days=7 * (count - 1))
+    else:
+        first = saturday if saturday > ref else saturday + timedelta(days=7)
+        saturday = first + timedelta(days=7 * (count - 1))
+    return saturday, saturday + timedelta(days=1), "range"
 
 
 @_rule(rf"\b(?P<e>in\s+(?P<n>{_NUM})\s+(?P<unit>{_UNIT})s?|(?P<n2>{_NUM})\s+(?P<unit2>{_UNIT})s?\s+from\s+now)\b")

@@ -166,3 +166,19 @@ def test_a_tense_reader_decides_per_clause():
     cut = text.index(" and ")
     spans = find_time_expressions(text, datetime(2024, 9, 10), tense_at=lambda at: at < cut)
     assert [s.start.isoformat() for s in spans] == ["2025-05-14", "2024-05-21"]
+
+
+def test_weekends_counted_from_the_session_and_lets_plans_ahead():
+    from datetime import date
+
+    from gravity_engine.timeparse import find_time_expressions as spans
+
+    monday = date(2023, 7, 17)
+    (ago,) = spans("we went camping two weekends ago", monday)
+    assert (ago.start, ago.end) == (date(2023, 7, 8), date(2023, 7, 9))
+    (later,) = spans("a party two weekends later", date(2022, 6, 3))
+    assert (later.start, later.end) == (date(2022, 6, 11), date(2022, 6, 12))
+    (plan,) = spans("Let's meet them on Wednesday", date(2025, 3, 14))
+    assert plan.start == date(2025, 3, 19)
+    (past,) = spans("I met them on Wednesday", date(2025, 3, 14))
+    assert past.start == date(2025, 3, 12)

@@ -342,6 +342,16 @@ def _date_by_leftover_spans(utt_events: list[Event], event_spans: dict, spans: l
         verb = _hang_verb(tok)
         if verb is None or verb.lemma_.lower() in STATIVE:
             continue
+        if _says_when_not_what(verb):
+            # "Something exciting happened last Friday. I went to a game convention ...": the next
+            # sentence says what happened; its first undated event takes the date.
+            following = [e for e in utt_events if event_spans.get(e.id, (None, None))[0] is None and not e.when_text
+                         and (v := event_spans[e.id][1]) is not None and v.sent.start == sent.end]
+            if following:
+                _set_span(following[0], span)
+                event_spans[following[0].id] = (span, event_spans[following[0].id][1])
+                used.add(id(span))
+                continue
         tokens = clause_tokens(verb)
         if verb.dep_ in ("acl", "relcl") and verb.head.pos_ in ("NOUN", "PROPN"):
             head = verb.head
@@ -369,6 +379,19 @@ def _date_by_leftover_spans(utt_events: list[Event], event_spans: dict, spans: l
 
 
 _VAGUE_SPAN_WORDS = {"recently", "lately", "these days", "today", "tonight", "now"}
+_WHEN_NOT_WHAT_VERBS = {"be", "happen", "go"}  # "last night was amazing", "something happened", "it went well"
+
+
+def _says_when_not_what(verb) -> bool:
+    """A clause that dates something without saying what: its subject is a placeholder ("something",
+    "it", "last night") and its verb only reports that it was or happened."""
+    lemma = verb.lemma_.lower()
+    if lemma not in _WHEN_NOT_WHAT_VERBS:
+        return False
+    subj = subject_of(verb)
+    if subj is None:  # "Last night was amazing!": the parser sees no subject, only the time
+        return lemma != "go"
+    return subj.lower_ in _NON_AGENTS or subj.lower_ in ("night", "week", "weekend", "day", "morning", "evening")
 
 
 def _set_span(event: Event, span: TimeSpan) -> None:
