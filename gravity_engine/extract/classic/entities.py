@@ -980,7 +980,7 @@ def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> No
         mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children)
         # "I got the job at Brightwater", "I handed in my notice at Pennine Mutual"
         taken = tok.dep_ == "dobj" and tok.head.lemma_.lower() in _TAKE_JOB_VERBS and is_first_person(
-            subject_of(tok.head)) and not any(c.dep_ == "neg" for c in tok.head.children)
+            subject_of(tok.head)) and not any(c.dep_ == "neg" for c in tok.head.children) and not _hedged(tok.head)
         if lemma in _JOB_NOUNS and (mine or taken):
             verb_preps = [c for c in tok.head.children if c.dep_ == "prep" and c.lower_ == "at" and c.i > tok.i] \
                 if tok.dep_ == "dobj" else []

@@ -1,0 +1,119 @@
+"""Classic relations, types and junk, round 3: the DependencyMatcher patterns, pronouns across sentences,
+person and pet nouns, business head words, and the DEV gold set the rules were tuned on. Invented sentences
+in the style of the DEV conversations (``sample_data/gold/dev/``), never the held-out TEST ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_classic_extractor import _one_batch, _rels
+
+from gravity_engine.anchors import AnchorSet, Entity
+from gravity_engine.conversation import Conversation, Session, Utterance
+
+
+@pytest.mark.parametrize("lines, subject, predicate, target", [
+    ([("Nadia", "Yep, I've been at Marchetti Architects for two years now.")], "Nadia", "works_at",
+     "Marchetti Architects"),
+    ([("Nadia", "Before that I was at Copperleaf Digital for five years.")], "Nadia", "works_at", "Copperleaf Digital"),
+    ([("Nadia", "Cian moved to Cork two weeks ago. He got a job at Lir Robotics as a test engineer.")],
+     "Cian", "works_at", "Lir Robotics"),
+    ([("Nadia", "Cian moved to Cork two weeks ago.")], "Cian", "lives_in", "Cork"),
+    ([("Nadia", "Fiona introduced me to the team, and I'm pairing with a designer called Wojtek.")],
+     "Wojtek", "colleague_of", "Nadia"),
+    ([("Nadia", "Maya loves her school."), ("Omar", "Good."), ("Nadia", "She's already made a friend, Isla.")],
+     "Isla", "friend_of", "Maya"),
+    ([("Nadia", "I also need to cancel my membership at Northern Edge climbing wall.")], "Nadia", "member_of",
+     "Northern Edge"),
+    ([("Nadia", "I've accepted a job in Edinburgh, so we're leaving soon.")], "Nadia", "lives_in", "Edinburgh"),
+    ([("Nadia", "Ha! My spaniel Bramble sends her love.")], "Nadia", "owns_pet", "Bramble"),
+    ([("Nadia", "My sister Ana came, with her husband Dario.")], "Dario", "partner_of", "Ana"),
+    ([("Nadia", "And your brother? Is Cian still in Dublin?")], "Cian", "brother_of", "Omar"),
+    ([("Nadia", "Good luck, little sis.")], "Omar", "sister_of", "Nadia"),
+    ([("Nadia", "I'll be working on the Larkspur app from day one.")], "Nadia", "works_on", "Larkspur"),
+    ([("Nadia", "The Harbour Rowing Club had a waiting list, so now I'm a member.")], "Nadia", "member_of",
+      "Harbour Rowing Club"),
+])
+def test_relation_patterns_round_three(lines, subject, predicate, target):
+    profiles = _one_batch([*lines, ("Omar", "Nice.")])
+    assert (predicate, target) in _rels(profiles[subject]), {n: _rels(p) for n, p in profiles.items()}
+
+
+def test_the_listener_is_the_subject_of_likes_and_dislikes_stated_about_them():
+    profiles = _one_batch([("Omar", "I can't stand boats."), ("Nadia", "You hate flying too 😂")])
+    assert ("dislikes", "flying") in _rels(profiles["Omar"]) and ("dislikes", "boats") in _rels(profiles["Omar"])
+
+
+@pytest.mark.parametrize("said", [
+    "I've been at my sister's since Friday.",  # a visit, not an employer
+    "Were you at Marchetti Architects for long?",  # a question states nothing
+    "I didn't get the job at Lir Robotics.",  # negated
+    "I might get a job at Lir Robotics.",  # hedged
+])
+def test_no_employer_from_visits_questions_negations_or_hedges(said):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Nice.")])
+    assert not any(p == "works_at" for p, _ in _rels(profiles["Nadia"]))
+
+
+def test_he_and_she_point_only_at_a_person_named_recently():
+    lines = [("Nadia", "Cian called."), ("Omar", "Nice."), ("Nadia", "Ok."), ("Omar", "Sure."), ("Nadia", "Right."),
+             ("Omar", "Yes."), ("Nadia", "He got a job at Lir Robotics.")]
+    profiles = _one_batch(lines)
+    assert not any(p == "works_at" for n in profiles for p, _ in _rels(profiles[n]))
+
+
+@pytest.mark.parametrize("said, name, type_", [
+    ("I'm pairing with a designer called Wojtek.", "Wojtek", "person"),
+    ("The trainer, Mathilde, says he's enthusiastic.", "Mathilde", "person"),
+    ("We adopted a beagle called Rufus on Saturday.", "Rufus", "pet"),
+    ("Yep, I've been at Marchetti Architects for two years.", "Marchetti Architects", "organization"),
+    ("Raj works remotely for Nordfield Games these days.", "Nordfield Games", "organization"),
+    ("We raced at the Galway Regatta and came third!", "Galway Regatta", "event"),
+    ("Euro Heart Nursing Congress. My manager is sending me.", "Euro Heart Nursing Congress", "event"),
+    ("Greenway Dairy let us collect the butter ourselves.", "Greenway Dairy", "organization"),
+])
+def test_context_and_head_words_type_names(said, name, type_):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Nice.")])
+    assert profiles[name].type == type_
+
+
+def test_generic_acronyms_are_not_entities():
+    profiles = _one_batch([("Nadia", "Have you told your GP? The VAT figures are due."), ("Omar", "Nice.")])
+    assert not {"GP", "VAT"} & set(profiles)
+
+
+def test_a_person_is_a_pet_only_with_pet_words_in_their_own_sentences():
+    from gravity_engine.extract.classic import _pets_by_context
+
+    turns = [("Tomas", "Ines's idea. My girlfriend has wanted a dog for years."), ("Nadia", "Aww."),
+             ("Tomas", "He howls at the cat next door, but he sleeps on Ines's feet every night."), ("Nadia", "Ha!"),
+             ("Tomas", "Ines laughed at him.")]
+    utts = [Utterance(id=f"u{i}", speaker=s, text=t, session_id="s1") for i, (s, t) in enumerate(turns)]
+    conversation = Conversation(id="c", sessions=[Session(id="s1", index=0, utterances=utts)],
+                                speakers=["Tomas", "Nadia"])
+    anchors = AnchorSet(entities=[Entity(id="t", name="Tomas", type="person"), Entity(id="n", name="Nadia", type="person"),
+                                  Entity(id="i", name="Ines", type="person")])
+    _pets_by_context(anchors, conversation)
+    assert anchors.entities[2].type == "person" and not anchors.entities[0].relations
+
+
+def test_names_after_a_comma_or_with_a_possessive_count_as_written_inside_a_sentence():
+    from gravity_engine.extract.classic import standalone_capitalised
+
+    utts = [Utterance(id="u0", speaker="A", text="Oh no. Again, Ben!", session_id="s1"),
+            Utterance(id="u1", speaker="B", text="He sleeps on Ines's feet.", session_id="s1")]
+    found = standalone_capitalised(Conversation(id="c", sessions=[Session(id="s1", index=0, utterances=utts)],
+                                                speakers=["A", "B"]))
+    assert {"ben", "ines"} <= found
+
+
+def test_the_matcher_is_skipped_without_a_trigger_word_and_questions_state_nothing():
+    from gravity_engine.extract.classic.nlp import parse
+    from gravity_engine.extract.classic.patterns import relation_matches
+
+    plain, question, stated = parse(["We had cake on the beach last Thursday.",
+                                     "Are you still at Marchetti Architects for now?",
+                                     "I've been at Marchetti Architects for two years."])
+    assert list(relation_matches(plain)) == [] and list(relation_matches(question)) == []
+    (label, tokens), = relation_matches(stated)
+    assert label == "employed_at" and tokens["target"].text == "Architects"
