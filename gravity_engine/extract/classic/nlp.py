@@ -27,6 +27,11 @@ def get_nlp(model: str = SPACY_MODEL):
             ) from err
 
 
+# One spaCy batch per parse call (the extractor sends ~160 utterances): on LoCoMo's conv-41 this took 4.8 s of
+# CPU against 5.1-6.4 s with batches of 64, with the very same parses (tags, dependencies, lemmas, entities).
+PIPE_BATCH = 256
+
+
 def parse(texts: list[str], model: str = SPACY_MODEL) -> list:
     """One ``Doc`` per text, parsed as a batch (much faster than one call per text)."""
-    return list(get_nlp(model).pipe(texts, batch_size=64))
+    return list(get_nlp(model).pipe(texts, batch_size=PIPE_BATCH))
