@@ -21,6 +21,10 @@ def _arcs(path: str, mtime: float):
     return topviz.arcs_frame(s.anchors, s.conversation, titles), topviz.session_order(s.anchors, s.conversation), titles
 
 
+def _step_key(topic_id: str, session_id: str) -> str:
+    return f"topics_step_{topic_id}_{session_id}"
+
+
 if not anchors.topics:
     st.info("This store has no topic arcs (the topics module was off, or nothing was found).")
     st.stop()
@@ -38,6 +42,7 @@ cell = topviz.clicked_cell(event.selection)
 if cell and cell != st.session_state.get("topics_last_cell"):
     st.session_state["topics_last_cell"] = cell
     st.session_state["topics_selected"], st.session_state["topics_focus_session"] = cell
+    st.session_state[_step_key(*cell)] = True  # that session's expander opens
     st.rerun()  # open the clicked topic's arc at that session
 st.caption("Each cell is one session of a topic's arc; darker means more mentions. Click a cell to open that "
            "topic's arc at that session; hover for the session's state. Titles are drawn from each topic's own "
@@ -74,7 +79,12 @@ with right:
 
 st.markdown("**Session by session**")
 for step in topic.sessions:
-    with st.expander(md_escape(f"{step.session_id} · {(step.date or 'date unknown')[:10]} · {step.mentions} mentions"),
-                     expanded=step.session_id == focus):
-        st.text(step.state or "(no state summary)")
-        quote_table(store, step.source_ids[:50], key=f"topics_quotes_{step.session_id}")
+    # An expander that reruns when opened draws its quotes only then: a table per session, all drawn hidden,
+    # made every visit to this page slow.
+    label = md_escape(f"{step.session_id} · {(step.date or 'date unknown')[:10]} · {step.mentions} mentions")
+    box = st.expander(label, expanded=step.session_id == focus, key=_step_key(topic.id, step.session_id),
+                      on_change="rerun")
+    if box.open:
+        with box:
+            st.text(step.state or "(no state summary)")
+            quote_table(store, step.source_ids[:50], key=f"topics_quotes_{step.session_id}")
