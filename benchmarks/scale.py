@@ -5,7 +5,10 @@
    folder, so imports, model loading and Ray's start are counted as a user pays them. Wall time,
    speedup against one worker, the span from the first build's start to the last one's end (the
    same without imports and start-up) and its speedup, the sum of the per-conversation build times,
-   and each worker process's peak resident memory.
+   and each worker process's peak resident memory. A second table splits each run's wall time into
+   phases (``RunSummary.phases``): start-up (of which reading the corpus, and the workers' models
+   loaded), all workers busy, tail, exit, the workers' idle core-seconds, and the builds' CPU seconds
+   and CPU/wall ratio, which do not depend on the machine's load the way wall times do.
 2. A LoCoMo conversation built with the llm backend through the batch API against the scripted
    server on 127.0.0.1 (``gravity_engine.testing.batch_routes``): online calls during the batch build
    (target 0), batches submitted, and whether its anchors equal those of an online build with an
@@ -75,17 +78,18 @@ def classic_runs(instances: int, runs: list[str], work: Path) -> None:
                      walls["workers1"] / wall if "workers1" in walls else "-", p["span"],
                      spans["workers1"] / p["span"] if "workers1" in spans else "-", p["busy"],
                      ", ".join(f"{x:.0f}" for x in peaks), sorted({c["torch_threads"] for c in convs})])
-        phase_rows.append([" ".join(RUNS[name]), p["start-up"], p["ready"], p["builds"], p["tail"], p["exit"],
+        phase_rows.append([" ".join(RUNS[name]), p["start-up"], p["read"], p["ready"], p["builds"], p["tail"], p["exit"],
                            p["idle"], p["build_cpu"], p["build_cpu"] / p["busy"] if p["busy"] else "-"])
     print(f"\nClassic builds of {instances} LongMemEval oracle instances (fresh CLI process each; wall includes "
           "imports, model loads and Ray's start)\n")
     print(table(["runner", "conversations", "built", "wall s", "speedup", "builds span s", "span speedup",
                  "sum of builds s", "peak RSS per worker MB", "torch threads"], rows))
-    print("\nWhere the wall time went (s): start-up = launch to the first build (of which 'ready': launch to the "
-          "last worker's models loaded), builds = every worker busy, tail = until the last build ends, exit = "
-          "until the process is gone; idle = workers' core-seconds without a build inside the span; build CPU "
-          "= CPU seconds of the builds (all threads; load-independent), CPU/wall = their parallelism\n")
-    print(table(["runner", "start-up", "ready", "builds", "tail", "exit", "idle core-s", "build CPU s",
+    print("\nWhere the wall time went (s): start-up = launch to the first build; read = launch to the corpus read "
+          "(CLI imports, parsing the dataset); ready = launch to the last worker's models loaded; builds = every "
+          "worker busy; tail = until the last build ends; exit = until the process is gone; idle = workers' "
+          "core-seconds without a build inside the span; build CPU = CPU seconds of the builds (all threads; "
+          "what the machine's load does not change); CPU/wall = their parallelism\n")
+    print(table(["runner", "start-up", "read", "ready", "builds", "tail", "exit", "idle core-s", "build CPU s",
                  "build CPU/wall"], phase_rows))
     if "ray" in walls and "workers2" in walls:
         print(f"\n--ray local / --workers 2: wall {walls['ray'] / walls['workers2']:.2f}, "

@@ -70,7 +70,9 @@ def test_phases_say_where_the_wall_time_went():
             JobResult("b1", "built", seconds=33, worker="h:2", started_at=12, finished_at=45, ready_at=11, cpu_s=30),
             JobResult("old", "skipped")]
     p = RunSummary(rows=rows, started_at=0.0, wall_s=51.0).phases()
-    assert (p["start-up"], p["ready"], p["builds"], p["tail"], p["exit"]) == (10, 11, 35, 5, 1)
+    assert (p["start-up"], p["read"], p["ready"], p["builds"], p["tail"], p["exit"]) == (10, 0, 11, 35, 5, 1)
+    p = RunSummary(rows=rows, started_at=2.0, wall_s=49.0).phases(launched=-1.0, exited=52.0)  # from the process
+    assert (p["start-up"], p["read"], p["exit"]) == (11, 3, 2)
     assert (p["span"], p["busy"], p["idle"], p["build_cpu"]) == (40, 73, 7, 67)  # 2 x 40 core-s, 73 of them busy
     assert RunSummary(rows=rows[3:]).phases() == {}
 

@@ -50,7 +50,8 @@ class RunSummary:
         """Where the run's wall time went, in seconds, from the rows' wall-clock starts and ends per worker:
 
         ``start-up``: from ``launched`` (default: the run's start) to the first build's start (imports, models,
-        Ray's start); ``ready``: to the last worker's models loaded; ``builds``: until the first worker runs
+        Ray's start); ``read``: from ``launched`` to the run's start (the caller's imports and reading of the
+        corpus); ``ready``: to the last worker's models loaded; ``builds``: until the first worker runs
         out of work (all busy); ``tail``: until the last build ends (some workers idle); ``exit``: from there
         to ``exited`` (default: the run's end); ``idle``: the workers' core-seconds without a build between
         the first start and the last end; ``busy``: the builds' seconds; ``build_cpu``: their CPU seconds
@@ -66,7 +67,7 @@ class RunSummary:
             ends[r.worker] = max(ends.get(r.worker, 0.0), r.finished_at)
         first_out = min(ends.values())
         busy = sum(r.seconds for r in rows)
-        return {"start-up": first - launched, "ready": max(r.ready_at or first for r in rows) - launched,
+        return {"start-up": first - launched, "read": self.started_at - launched, "ready": max(r.ready_at or first for r in rows) - launched,
                 "builds": first_out - first, "tail": last - first_out, "exit": exited - last, "span": last - first,
                 "idle": max(0.0, len(ends) * (last - first) - busy), "busy": busy,
                 "build_cpu": sum(r.cpu_s for r in rows)}
