@@ -265,10 +265,12 @@ def build_new_store(out: Path) -> Path:
     if not LOCOMO.is_file():
         sys.exit(f"{LOCOMO} is missing: pass --new-store DIR (a store built by today's code)")
     print(f"building conv-26 with today's code into {out} ...", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "gravity_engine", "build", str(LOCOMO), "--conversation", "conv-26",
-                    "--out", str(out)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
-                   env={**os.environ, "GRAVITY_HOME": str(out.parent / "home"), "HF_HUB_OFFLINE": "1",
-                        "TRANSFORMERS_OFFLINE": "1"})
+    done = subprocess.run([sys.executable, "-m", "gravity_engine", "build", str(LOCOMO), "--conversation", "conv-26",
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "GRAVITY_HOME": str(out.parent / "home"), "HF_HUB_OFFLINE": "1",
+                               "TRANSFORMERS_OFFLINE": "1"})
+    if done.returncode != 0:
+        sys.exit(f"building conv-26 failed:\n{done.stderr[-3000:]}")
     return out
 
 
