@@ -65,10 +65,9 @@ class DenseHost(UsesEmbedder):
         if fingerprint == self._fingerprint:
             return
         self.memories = memories
-        self.matrix = self.stored_matrix(vectors, memories, fingerprint)
-        self.reused_vectors = self.matrix is not None
-        if self.matrix is None:
-            self.matrix = self._embed(memories, fingerprint)
+        stored = self.stored_matrix(vectors, memories, fingerprint)
+        self.reused_vectors = stored is not None
+        self.matrix = stored if stored is not None else self._embed(memories, fingerprint)
         self._fingerprint = fingerprint
 
     def stored_matrix(self, vectors: UtteranceVectors | None, memories: list[Memory],
