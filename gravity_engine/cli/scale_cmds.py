@@ -56,7 +56,7 @@ def build_all(
         from ..llm import LLMConfig
 
         llm_config = LLMConfig.from_env(**({"model": model} if model else {}))
-    if ray is None:
+    if ray is None and input_path.exists():  # (a path that is not there is reported at once, without it)
         from ..scale.workers import start_forkserver
 
         start_forkserver(workers, backend)  # its imports run while this process reads the corpus
