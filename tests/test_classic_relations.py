@@ -117,3 +117,12 @@ def test_the_matcher_is_skipped_without_a_trigger_word_and_questions_state_nothi
     assert list(relation_matches(plain)) == [] and list(relation_matches(question)) == []
     (label, tokens), = relation_matches(stated)
     assert label == "employed_at" and tokens["target"].text == "Architects"
+
+
+@pytest.mark.parametrize("said, name", [
+    ("Six years at the Rothay Hotel in Grasmere, running their pastry section.", "Grasmere"),
+    ("Ines is away in Grenoble that weekend for a wedding.", "Grenoble"),
+])
+def test_where_a_business_or_a_person_is_is_a_place(said, name):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Nice.")])
+    assert profiles[name].type == "place"

@@ -528,6 +528,9 @@ def _org_before(book: ProfileBook, tok) -> str | None:
     return book.last_org if book.utterance_index - book.last_org_at <= RECENT_ORG_UTTERANCES else None
 
 
+_VENUE_NOUNS = {"branch", "flat", "house", "shop", "office", "hotel", "restaurant", "cafe", "café", "bakery", "pub",
+                "bar", "pizzeria", "site", "pharmacy", "gym", "studio", "store", "hospital", "school", "clinic",
+                "practice", "surgery", "garage", "salon", "factory", "warehouse", "campus", "apartment", "cottage"}
 _PLACE_MOTION = {"live", "move", "stay", "grow", "visit", "fly", "drive", "travel", "go", "head", "return", "settle",
                  "base", "bear", "walk", "cycle", "relocate", "commute", "holiday", "come", "get", "arrive",
                  "leave", "be"}
@@ -544,10 +547,17 @@ def _place_types(book: ProfileBook, doc, source_id: str) -> None:
         if root.dep_ != "pobj" or prep.lower_ not in ("in", "to", "from", "near", "around") or prep.head is prep:
             continue
         verb = prep.head
+        away = verb.lower_ in ("away", "back", "over", "out", "off", "home")
         if verb.pos_ == "ADV" and verb.head is not verb:  # "back from", "over in", "down to"
             verb = verb.head
-        if verb.pos_ == "NOUN" and prep.lower_ in ("in", "near") and ent.label_ == "PERSON":
+        if away and prep.lower_ in ("in", "to", "from"):
+            pass  # "Ines is away in Grenoble", "she's off to Porto": where a person is
+        elif verb.pos_ == "NOUN" and prep.lower_ in ("in", "near") and ent.label_ == "PERSON":
             pass  # "the new branch in Penarth", "a flat near Totterdown"
+        elif prep.lower_ in ("in", "near") and ent.label_ in ("ORG", "NORP") and (
+                verb.lemma_.lower() in _VENUE_NOUNS or verb.pos_ == "PROPN" and (
+                    (org := book.get(_full_name(verb))) is not None and org.type == "organization")):
+            pass  # "the Rothay Hotel in Grasmere", "his pizzeria in Penrith": a business is somewhere
         elif verb.lemma_.lower() not in _PLACE_MOTION or (verb.lemma_ == "be" and prep.lower_ != "from"
                                                           and ent.label_ != "PERSON"):
             continue
@@ -1098,10 +1108,13 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
             text = ent.text
             if ent[0].tag_ == "MD" and len(ent) > 1:  # "Will Ruth come?"
                 text = ent[1:].text
-            for name in split_run_on(clean_name(text)):
+            parts = split_run_on(clean_name(text))
+            for k, name in enumerate(parts):
                 name = clean_name(name)
                 if _looks_like_name(name) and name.lower() not in NOT_NAMES:
-                    book.entity(name, NER_TYPES[ent.label_], utt.id, ent.sent.text)
+                    # "the Rothay Hotel in Grasmere" as one span: what follows "in" is where the first one is
+                    where = k > 0 and re.search(rf"\b(in|near)\s+{re.escape(name)}\b", text) is not None
+                    book.entity(name, "place" if where else NER_TYPES[ent.label_], utt.id, ent.sent.text)
         # Proper nouns the NER missed (projects, pets, nicknames); finalize keeps those that recur.
         run: list = []
         for tok in [*doc, None]:
