@@ -35,8 +35,10 @@ class QueryConfig(BaseModel):
     K_T: int = Field(2, ge=0, description="topic arcs kept")
     sigma: float = Field(0.25, ge=-1.0, le=1.0, description="minimum cosine similarity to keep an anchor")
     rerank: bool = Field(True, description="False is the -rrk ablation: native-match order, no sigma cut")
-    # Temporal preservation: up to R of the K_V event slots go to events whose dates match the query's.
-    temporal_slots: int = Field(3, ge=0, alias="R")
+    # Temporal preservation: up to R of the K_V event slots go to events whose dates match the query's (a
+    # "when" question: to dated events above sigma). All of them by default: on LoCoMo (all ten, classic, equal
+    # budget) R 6 against 3 raised temporal grounding 73.3 -> 76.7% and coverage +13.2 -> +13.6, no category lower.
+    temporal_slots: int = Field(6, ge=0, alias="R")
     temporal: bool = True
     # Measured on LoCoMo (benchmarks/measure_locomo.py --diagnose): a question about time is matched far better
     # against an event's line (who, what, the time as said) than against its compact text, whose ISO dates and
@@ -127,7 +129,7 @@ EVENTS_TOPICS = QueryConfig(variant="+VT", modules=("events", "topics"))
 # The method as written: native candidates only, top-K above sigma, temporal slots, round-robin
 # expansion that stops when a module runs dry, whole anchors in three blocks (no line scoring).
 PAPER = QueryConfig(variant="paper", widen=False, question_aware=False, packing="anchors", anchor_budget=None,
-                    temporal_event_lines=False,
+                    temporal_event_lines=False, temporal_slots=3,
                     lines_per_anchor=6, fusion="rrf", fusion_keep=0)
 # -rrk takes the reranker out and nothing else: no cosine anywhere (anchors in native-match order, lines
 # as stored, no sigma cut); candidates, K, temporal slots, packing, expansion and fusion stay as in full.
