@@ -16,8 +16,12 @@
 
 The data is read from ../shared/data at run time. Timings mean something only on a quiet machine.
 
+3. With ``--thread-cpu N``: N builds in this process with each thread's CPU time, which tells how many
+   cores one build already uses (its utterance embeddings run on a background thread) and so the most
+   two workers can gain over one on two cores; CPU times hold under load, so this runs on a busy machine.
+
 Usage: python benchmarks/scale.py [--instances 20] [--runs workers1,workers2,ray] [--conversation conv-26]
-                                  [--skip-batch] [--keep DIR]
+                                  [--skip-batch] [--skip-classic] [--thread-cpu N] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -99,6 +103,75 @@ def classic_runs(instances: int, runs: list[str], work: Path) -> None:
               f"builds span {spans['workers1'] / spans['workers2']:.2f}x (target >= 1.7x)")
 
 
+def _thread_cpu() -> dict[int, float]:
+    """CPU seconds of each live thread of this process (Linux: /proc/self/task/<tid>/stat, utime + stime)."""
+    tick, out = os.sysconf("SC_CLK_TCK"), {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        out[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def thread_cpu_run(instances: int, work: Path) -> None:
+    """A build's own parallelism, from CPU time alone: the main thread's CPU, its background threads' CPU
+    (utterance embeddings during extraction) and the main thread's CPU while they ran. On an idle second
+    core the background work hides behind the main thread, so a quiet build takes about main + what of the
+    background outlasts it; (main + background) / that is the cores one build uses, and 2 / it caps what
+    two workers can gain over one on two cores. Load changes these CPU figures little, unlike wall times."""
+    import threading
+
+    from gravity_engine.build import build_store
+    from gravity_engine.embed import get_embedder
+    from gravity_engine.extract.classic.nlp import get_nlp
+    from gravity_engine.scale import load_corpus
+    from gravity_engine.threads import configure
+
+    configure(torch_threads=1)  # as build-all runs one process (and each of two workers on two cores)
+    convs = load_corpus(LONGMEMEVAL, limit=instances).conversations
+    get_embedder().encode(["warm-up"])
+    get_nlp()("Warm-up.")
+    main_tid, rows, totals = threading.get_native_id(), [], [0.0, 0.0, 0.0]
+    for conv in convs:
+        samples: list[dict[int, float]] = []
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.is_set():
+                samples.append(_thread_cpu())
+                time.sleep(0.02)
+
+        before = _thread_cpu()
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        build_store(conv, work / "threads" / conv.id)
+        stop.set()
+        sampler.join()
+        samples.append(_thread_cpu())
+        background = {t for s in samples for t in s} - set(before) - {sampler.native_id}
+        last = {}
+        for s in samples:
+            last.update(s)
+        main = last[main_tid] - before[main_tid]
+        bg = sum(last[t] for t in background)
+        alive = [i for i, s in enumerate(samples) if background & set(s)]
+        main_during = samples[alive[-1]][main_tid] - samples[alive[0]][main_tid] if alive else 0.0
+        quiet = main + max(0.0, bg - main_during)
+        rows.append([conv.id, conv.n_utterances(), main, bg, main_during, quiet, (main + bg) / quiet])
+        for i, v in enumerate((main, bg, quiet)):
+            totals[i] += v
+    print(f"\nOne build's own parallelism ({instances} LongMemEval oracle instances in this process, one torch thread; "
+          "CPU seconds per thread)\n")
+    rows.append(["all", sum(r[1] for r in rows), totals[0], totals[1], "", totals[2], (totals[0] + totals[1]) / totals[2]])
+    print(table(["conversation", "turns", "main thread CPU s", "background CPU s", "main CPU while background ran",
+                 "quiet wall estimate s", "cores used"], rows))
+    cores = (totals[0] + totals[1]) / totals[2]
+    print(f"\n--workers 1 builds use ~{cores:.2f} cores, so --workers 2 on 2 cores can be at most "
+          f"{2 / cores:.2f}x faster between the first build's start and the last one's end (start-up aside)")
+
+
 def batch_api_run(conversation: str, work: Path) -> None:
     os.environ["GRAVITY_HOME"] = str(work / "batch-home")
     from gravity_engine.build import build_store
@@ -151,6 +224,9 @@ def main() -> None:
     parser.add_argument("--skip-batch", action="store_true", help="leave out the batch-API run")
     parser.add_argument("--skip-classic", action="store_true", help="leave out the classic runs")
     parser.add_argument("--keep", type=Path, default=None, help="write the stores here instead of a temp folder")
+    parser.add_argument("--thread-cpu", type=int, default=0, metavar="N",
+                        help="also build the first N instances in this process and print each build's own "
+                             "parallelism from per-thread CPU time (what caps --workers 2; meaningful under load)")
     args = parser.parse_args()
     runs = [r.strip() for r in args.runs.split(",") if r.strip()]
     unknown = sorted(set(runs) - set(RUNS))
@@ -164,6 +240,8 @@ def main() -> None:
         work.mkdir(parents=True, exist_ok=True)
         if not args.skip_classic:
             classic_runs(args.instances, runs, work)
+        if args.thread_cpu:
+            thread_cpu_run(args.thread_cpu, work)
         if not args.skip_batch:
             batch_api_run(args.conversation, work)
 
