@@ -103,6 +103,7 @@ _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _RELATIVE = re.compile(rf"^(?:on )?(?:(?:the|a) )?(?:(?P<n>two|three|2|3) )?(?P<unit>day|week|weekend|{'|'.join(_WEEKDAYS)}) "
                        r"(?P<dir>before|after|of) (?P<date>.+)$")
 _COUNTS = {"two": 2, "three": 3, "2": 2, "3": 3}
+_WEEK_OF_MONTH = re.compile(r"^(?:in |during )?(?P<which>first|last) week of (?P<month>.+)$")
 _FILLER = {"on", "in", "of", "around", "about", "circa", "during", "by"}
 _CLOCK = re.compile(r" \d{1,2} \d{2}\b")
 _ANY_YEAR = 2000  # a leap year: "29 February" without a year still reads
@@ -174,6 +175,14 @@ def _relative(unit: str, direction: str, d: date, n: int = 1) -> tuple[date, dat
 
 def _gold_date(part: str) -> _Span | None:
     """The period a gold part names when the part is nothing but a date (fillers aside), else None."""
+    week = _WEEK_OF_MONTH.match(part)
+    if week:  # "first week of May 2023": the month's first (last) seven days
+        month = _gold_date(week.group("month"))
+        if month is None or month.end.day < 28 or month.start.day != 1:
+            return None
+        if week.group("which") == "first":
+            return _Span(month.start, month.start + timedelta(days=6), month.has_year)
+        return _Span(month.end - timedelta(days=6), month.end, month.has_year)
     rel = _RELATIVE.match(part)
     inner = rel.group("date") if rel else part
     found = _spans(inner)

@@ -60,3 +60,9 @@ def test_counted_and_week_of_golds():
     assert _grounded("Two weeks before 11 August 2023", REF, [_ev(1, "2023-07-28")]) is True
     assert _grounded("The week of 23 August 2023", REF, [_ev(1, "2023-08-21", "2023-08-27", "week")]) is True
     assert _grounded("The week of 23 August 2023", REF, [_ev(1, "2023-08-30")]) is False
+
+
+def test_first_and_last_week_of_a_month():
+    assert _grounded("first week of May 2023", REF, [_ev(1, "2023-05-01", "2023-05-07", "week")]) is True
+    assert _grounded("first week of May 2023", REF, [_ev(1, "2023-05-15")]) is False
+    assert _grounded("last week of August 2023", REF, [_ev(1, "2023-08-21", "2023-08-27", "week")]) is True
