@@ -82,8 +82,8 @@ def classic_runs(instances: int, runs: list[str], work: Path) -> None:
                      walls["workers1"] / wall if "workers1" in walls else "-", p["span"],
                      spans["workers1"] / p["span"] if "workers1" in spans else "-", p["busy"],
                      ", ".join(f"{x:.0f}" for x in peaks), sorted({c["torch_threads"] for c in convs})])
-        phase_rows.append([" ".join(RUNS[name]), p["start-up"], p["read"], p["ready"], p["builds"], p["tail"], p["exit"],
-                           p["idle"], p["build_cpu"], p["build_cpu"] / p["busy"] if p["busy"] else "-"])
+        phase_rows.append([" ".join(RUNS[name]), p["start-up"], p["read"], p["ready"], p["builds"], p["tail"],
+                           p["exit"], p["idle"], p["build_cpu"], p["build_cpu"] / p["busy"] if p["busy"] else "-"])
     print(f"\nClassic builds of {instances} LongMemEval oracle instances (fresh CLI process each; wall includes "
           "imports, model loads and Ray's start)\n")
     print(table(["runner", "conversations", "built", "wall s", "speedup", "builds span s", "span speedup",
@@ -164,10 +164,10 @@ def thread_cpu_run(instances: int, work: Path) -> None:
             totals[i] += v
     print(f"\nOne build's own parallelism ({instances} LongMemEval oracle instances in this process, one torch thread; "
           "CPU seconds per thread)\n")
-    rows.append(["all", sum(r[1] for r in rows), totals[0], totals[1], "", totals[2], (totals[0] + totals[1]) / totals[2]])
+    cores = (totals[0] + totals[1]) / totals[2]
+    rows.append(["all", sum(r[1] for r in rows), totals[0], totals[1], "", totals[2], cores])
     print(table(["conversation", "turns", "main thread CPU s", "background CPU s", "main CPU while background ran",
                  "quiet wall estimate s", "cores used"], rows))
-    cores = (totals[0] + totals[1]) / totals[2]
     print(f"\n--workers 1 builds use ~{cores:.2f} cores, so --workers 2 on 2 cores can be at most "
           f"{2 / cores:.2f}x faster between the first build's start and the last one's end (start-up aside)")
 

@@ -67,7 +67,8 @@ class RunSummary:
             ends[r.worker] = max(ends.get(r.worker, 0.0), r.finished_at)
         first_out = min(ends.values())
         busy = sum(r.seconds for r in rows)
-        return {"start-up": first - launched, "read": self.started_at - launched, "ready": max(r.ready_at or first for r in rows) - launched,
+        ready = max(r.ready_at or first for r in rows)
+        return {"start-up": first - launched, "read": self.started_at - launched, "ready": ready - launched,
                 "builds": first_out - first, "tail": last - first_out, "exit": exited - last, "span": last - first,
                 "idle": max(0.0, len(ends) * (last - first) - busy), "busy": busy,
                 "build_cpu": sum(r.cpu_s for r in rows)}
@@ -94,9 +95,9 @@ class RunSummary:
             lines.append(f"peak RSS per worker: {', '.join(f'{v:.0f}' for v in sorted(peaks.values()))} MB")
         p = self.phases()
         if p:
-            lines.append(f"start-up {p['start-up']:.1f} s, all workers busy {p['builds']:.1f} s, tail {p['tail']:.1f} s, "
-                         f"end {p['exit']:.1f} s; workers idle {p['idle']:.1f} core-s; builds used "
-                         f"{p['build_cpu']:.1f} CPU s")
+            lines.append(f"start-up {p['start-up']:.1f} s, all workers busy {p['builds']:.1f} s, "
+                         f"tail {p['tail']:.1f} s, end {p['exit']:.1f} s; workers idle {p['idle']:.1f} core-s; "
+                         f"builds used {p['build_cpu']:.1f} CPU s")
         for r in self.failed():
             lines.append(f"{r.status} {r.conversation_id}: {r.error}")
         return "\n".join(lines)
