@@ -82,6 +82,7 @@ def store_label(path: Path) -> str:
 
 
 _EMBEDDER_LOCK = threading.Lock()
+_EMBEDDER_LOADING: dict[str, threading.Lock] = {}  # one per model: a slow load never holds up another model
 
 
 def embedder_for(name: str, dim: int = 0):
@@ -92,8 +93,11 @@ def embedder_for(name: str, dim: int = 0):
         return FakeEmbedder(dim=dim or 64, name=name)
     from .embed import get_embedder
 
-    with _EMBEDDER_LOCK:  # the preload, a host's background ingest and a page may ask while it is still loading
-        return get_embedder(name or "all-MiniLM-L6-v2")
+    name = name or "all-MiniLM-L6-v2"
+    with _EMBEDDER_LOCK:
+        lock = _EMBEDDER_LOADING.setdefault(name, threading.Lock())
+    with lock:  # the preload, a host's background ingest and a page may ask while it is still loading
+        return get_embedder(name)
 
 
 def sample_conversations() -> list[Path]:
