@@ -29,6 +29,7 @@ __all__ = ["ClassicExtractor"]
 # Bump when a change to this backend changes what it extracts: checkpoints and stores record it, so a
 # rebuild re-extracts instead of reusing batches the old code wrote.
 EXTRACTOR_VERSION = "2"
+PERSON_PET_CUES = 3  # utterances with pet words that make a person-typed name a pet (2 for other types)
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -195,16 +196,13 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
             if not name.search(u.text):
                 continue
             nxt = utts[k + 1] if k + 1 < len(utts) and utts[k + 1].session_id == u.session_id else None
-            if e.type == "person":
-                # a name people are seen as needs the pet word beside it: "sleeps on Ines's feet" near
-                # "the neighbours' cat" is no pet; "Rufus? The beagle ate a slipper" is
-                if any(name.search(s) and _PET_CUES.search(s) for s in _SENTENCE.split(u.text)):
-                    cued.append(u.id)
-            elif _PET_CUES.search(u.text) or (nxt is not None and _PET_CUES.search(nxt.text)):
+            if _PET_CUES.search(u.text) or (nxt is not None and _PET_CUES.search(nxt.text)):
                 cued.append(u.id)
             if not u.text.rstrip().endswith("?"):
                 statements.setdefault(u.speaker, []).append(u.id)
-        if len(cued) < 2 or not statements:
+        # A name NER or a pattern calls a person needs more: a partner's name near talk of the family dog
+        # ("it was Ines's idea, we got a dog") is said beside pet words once or twice, a pet's name keeps coming back.
+        if len(cued) < (PERSON_PET_CUES if e.type == "person" else 2) or not statements:
             continue
         ranked = sorted(statements.items(), key=lambda kv: -len(kv[1]))
         if len(ranked) > 1 and len(ranked[1][1]) >= len(ranked[0][1]):
