@@ -82,7 +82,7 @@ def test_generic_acronyms_are_not_entities():
     assert not {"GP", "VAT"} & set(profiles)
 
 
-def test_a_person_is_a_pet_only_with_pet_words_in_their_own_sentences():
+def test_a_person_typed_name_needs_three_utterances_with_pet_words_to_become_a_pet():
     from gravity_engine.extract.classic import _pets_by_context
 
     turns = [("Tomas", "Ines's idea. My girlfriend has wanted a dog for years."), ("Nadia", "Aww."),
