@@ -300,8 +300,9 @@ def test_gold_file_errors(tmp_path):
         load_gold(bad)
 
 
-def test_shipped_gold_files_load_and_cite_existing_utterances():
-    files = find_gold_files(GOLD_DIR)
+@pytest.mark.parametrize("folder", [GOLD_DIR, GOLD_DIR / "dev"], ids=["test", "dev"])
+def test_shipped_gold_files_load_and_cite_existing_utterances(folder):
+    files = find_gold_files(folder)
     assert len(files) >= 3
     for path in files:
         g = load_gold(path)
@@ -313,4 +314,12 @@ def test_shipped_gold_files_load_and_cite_existing_utterances():
             assert ent.name in conv.speakers or any(n.casefold() in text for n in [ent.name, *ent.aliases]), ent.name
         assert g.relations and g.facts and any(e.relative for e in g.events)
     # every conversation in the folder has its gold file
-    assert {p.name.removesuffix(".gold.json") for p in files} == {p.stem for p in GOLD_DIR.glob("*.jsonl")}
+    assert {p.name.removesuffix(".gold.json") for p in files} == {p.stem for p in folder.glob("*.jsonl")}
+
+
+def test_dev_and_test_sets_are_different_conversations():
+    def texts(folder: Path) -> set[str]:
+        return {u.text for p in find_gold_files(folder) for u in load_conversation(load_gold(p).conversation_path()).utterances()}
+
+    assert len(find_gold_files(GOLD_DIR / "dev")) >= 3
+    assert not texts(GOLD_DIR / "dev") & texts(GOLD_DIR)
