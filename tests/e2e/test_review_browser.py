@@ -16,6 +16,8 @@ import pytest
 from test_browser import ROOT, _open, _settle, _shot, app_url, browser, page, playwright_api  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.e2e
+# The review picker lists events too ("... signed a lease in Ballard"): pick the entity's own item.
+BALLARD = re.compile(r"· entity · Ballard$")
 
 
 def _sidebar(page, link: str, heading: str) -> None:
@@ -25,11 +27,12 @@ def _sidebar(page, link: str, heading: str) -> None:
     _settle(page)
 
 
-def _pick(page, label: str, text: str) -> None:
+def _pick(page, label: str, text: str, option=None) -> None:
+    """Type ``text`` into a select box and click the first option whose name matches ``option`` (default: ``text``)."""
     box = page.get_by_role("combobox", name=label, exact=True)
     box.click()
     page.keyboard.type(text)
-    page.get_by_role("option", name=text, exact=False).first.click()
+    page.get_by_role("option", name=option or text, exact=False).first.click()
     _settle(page)
 
 
@@ -44,7 +47,7 @@ def test_fix_a_type_on_review_and_see_it_in_the_graph_after_a_rebuild(app_url, p
     _shot(page, "review-item")  # the top item: its reasons, sources and suggested fix
 
     # Ballard is a neighbourhood of Seattle; the classic build calls it an organization.
-    _pick(page, "Review or edit", "Ballard")
+    _pick(page, "Review or edit", "Ballard", BALLARD)
     page.get_by_text("entity ent-ballard").first.wait_for(timeout=30_000)
     page.get_by_label("Why (kept with the edit)").fill("a neighbourhood of Seattle")
     page.get_by_label("Why (kept with the edit)").press("Enter")
@@ -68,7 +71,7 @@ def test_fix_a_type_on_review_and_see_it_in_the_graph_after_a_rebuild(app_url, p
     assert (copy / "edits.jsonl").is_file()
 
     _sidebar(page, "review", "Review anchors")
-    _pick(page, "Review or edit", "Ballard")
+    _pick(page, "Review or edit", "Ballard", BALLARD)
     page.get_by_role("button", name="Open in the entity graph").click()
     page.get_by_role("heading", name="Entity graph").first.wait_for(timeout=90_000)
     _settle(page)
