@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
 from gravity_engine import studio
+from gravity_engine.errors import GravityError
 from gravity_engine.viz import graph as gviz
 from gravity_engine.viz import vega_spec
-from gravity_engine.errors import GravityError
-from app_pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
 
 st.title("Entity graph")
 store = require_store()
 anchors = store.anchors
+
+
+def fields_with_sources(rows: list, fields: list, label, key: str, empty: str) -> None:
+    """A profile's fields as a table, and the utterances behind the one picked."""
+    if not rows:
+        st.caption(empty)
+        return
+    st.dataframe(rows, hide_index=True, width="stretch")
+    pick = st.selectbox("Quote the sources of", range(len(fields)), format_func=lambda i: label(fields[i]),
+                        key=f"{key}_pick")
+    quote_table(store, fields[pick].source_ids, key=f"{key}_quotes")
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -117,23 +128,11 @@ if entity.aliases:
 
 tabs = st.tabs(["Attributes", "Relations", "Merges", "Verification", "Sources"])
 with tabs[0]:
-    if profile["attributes"]:
-        st.dataframe(profile["attributes"], hide_index=True, width="stretch")
-        pick = st.selectbox("Quote the sources of", range(len(entity.attributes)),
-                            format_func=lambda i: f"{entity.attributes[i].key}: {entity.attributes[i].value}",
-                            key="graph_attr_pick")
-        quote_table(store, entity.attributes[pick].source_ids, key="graph_attr_quotes")
-    else:
-        st.caption("No attributes.")
+    fields_with_sources(profile["attributes"], entity.attributes, lambda a: f"{a.key}: {a.value}", "graph_attr",
+                        "No attributes.")
 with tabs[1]:
-    if profile["relations"]:
-        st.dataframe(profile["relations"], hide_index=True, width="stretch")
-        pick = st.selectbox("Quote the sources of", range(len(entity.relations)),
-                            format_func=lambda i: f"{entity.relations[i].predicate} {entity.relations[i].target}",
-                            key="graph_rel_pick")
-        quote_table(store, entity.relations[pick].source_ids, key="graph_rel_quotes")
-    else:
-        st.caption("No relations.")
+    fields_with_sources(profile["relations"], entity.relations, lambda r: f"{r.predicate} {r.target}", "graph_rel",
+                        "No relations.")
 with tabs[2]:
     if profile["merges"]:
         st.caption("Names folded into this profile during consolidation. A wrong merge can be split off: the "
