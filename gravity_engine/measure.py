@@ -378,7 +378,7 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
     settings = settings or MeasureSettings()
     config = settings.config
     gq = gravity or GravityQuery(store, embedder, config)
-    session = HostSession(host, store.conversation, gq.embedder)
+    session = HostSession(host, store.conversation, gq.embedder, store.utterance_vectors)
     budget = settings.as_budget()
     # Every question embedded in one encoder call; the path and the host then reuse the vectors.
     texts = [q.question for q in questions]

@@ -105,3 +105,22 @@ def test_a_store_without_utterance_vectors_still_loads_and_answers(tmp_path):
     assert not host.reused_vectors and len(emb.texts) >= store.conversation.n_utterances()
     store.save(tmp_path / "s")  # saving it again writes no utterance matrix and breaks nothing
     assert AnchorStore.load(tmp_path / "s").utterance_vectors is None
+
+
+def test_measure_hands_the_stores_utterance_vectors_to_the_host(tmp_path):
+    from test_measure import _locomo_file, _store_for
+
+    from gravity_engine.loaders import load_conversations
+    from gravity_engine.measure import MeasureSettings, measure_conversation
+    from gravity_engine.query.config import get_variant
+    from gravity_engine.store import embed_utterances
+
+    conv = load_conversations(_locomo_file(tmp_path))[0]
+    store = _store_for(conv, FakeEmbedder())
+    store.utterance_vectors = embed_utterances(conv, FakeEmbedder())
+    emb = RecordingEmbedder()
+    host = get_host("dense", embedder=emb, use_cache=False)
+    settings = MeasureSettings(budget=200, k=3, anchor_share=0.5, config=get_variant("full").with_(host_k=3))
+    rows = measure_conversation(store, host, conv.questions, "locomo", settings, emb)
+    memory_texts = {m.text for m in conversation_memories(conv, "utterance")}
+    assert rows and host.reused_vectors and not memory_texts & set(emb.texts)

@@ -28,6 +28,7 @@ from ..errors import ConfigError, LLMError
 from ..llm.config import DEFAULT_MODEL
 from ..measure import _grounded, _norm_text, check_store_backend, covers, injected_events
 from ..extract.base import DEFAULT_BATCH_SIZE, make_batches
+from ..hosts.dense import ingest_with_vectors
 from ..query.config import Mode, QueryConfig, get_variant
 from ..query.summaries import SUMMARIES_FILE, write_model_summaries
 from ..store import ANCHORS_FILE
@@ -202,9 +203,11 @@ class _HostForRun:
         self._memo: dict[tuple[str, int], list] = {}
         self._max = max_entries
 
-    def ingest(self, conversation) -> None:
+    takes_stored_vectors = True  # handed on to the host when it takes them (hosts.dense.ingest_with_vectors)
+
+    def ingest(self, conversation, vectors=None) -> None:
         if self._ingested is not conversation:
-            self._host.ingest(conversation)
+            ingest_with_vectors(self._host, conversation, vectors)
             self._ingested = conversation
             self._memo.clear()
 
@@ -399,7 +402,7 @@ class Runner:
                 embedder = CachingEmbedder(self._embedder_for(store), max_items=20_000)
                 host = _HostForRun(get_host(s.host, embedder=embedder))
                 gq = GravityQuery(store, embedder, FULL)
-                session = HostSession(host, store.conversation, embedder)
+                session = HostSession(host, store.conversation, embedder, store.utterance_vectors)
                 for item, config in rows:
                     if self.cancel.is_set():
                         break
