@@ -109,22 +109,27 @@ tab_all, tab_flag, tab_unresolved, tab_links = st.tabs([
     f"Unresolved or ambiguous ({len(unresolved)})", f"Links with evidence ({len(links)})"])
 with tab_all:
     st.dataframe(listed[table_cols], hide_index=True, width="stretch", column_config=config)
+
+
+def checked_list(frame, columns: list[str], none_left: str, caption: str) -> None:
+    """A tab of events a person should check: a success line when there are none."""
+    if frame.empty:
+        st.success(none_left)
+        return
+    st.caption(caption)
+    st.dataframe(frame[columns], hide_index=True, width="stretch", column_config=config)
+
+
 with tab_flag:
-    if suspicious.empty:
-        st.success("No resolved date is far from its session or in an unexpected year.")
-    else:
-        st.caption("Dates far from the session they were said in, or in another year when nobody said a year: "
-                   "often a misread expression. They stay on the timeline with a red ring.")
-        st.dataframe(suspicious[["id", "date_start", "when_text", "session_date", "suspicious", "what"]],
-                     hide_index=True, width="stretch", column_config=config)
+    checked_list(suspicious, ["id", "date_start", "when_text", "session_date", "suspicious", "what"],
+                 "No resolved date is far from its session or in an unexpected year.",
+                 "Dates far from the session they were said in, or in another year when nobody said a year: "
+                 "often a misread expression. They stay on the timeline with a red ring.")
 with tab_unresolved:
-    if unresolved.empty:
-        st.success("Every event has a resolved date.")
-    else:
-        st.caption("These events carry a time expression that could not be pinned to a date; they are kept as "
-                   "said, never guessed.")
-        st.dataframe(unresolved[["id", "when_text", "session_id", "session_date", "participants", "what"]],
-                     hide_index=True, width="stretch")
+    checked_list(unresolved, ["id", "when_text", "session_id", "session_date", "participants", "what"],
+                 "Every event has a resolved date.",
+                 "These events carry a time expression that could not be pinned to a date; they are kept as "
+                 "said, never guessed.")
 with tab_links:
     if links.empty:
         st.caption(f"No cause/follow link has evidence in its utterances ({n_linked} events carry links).")
