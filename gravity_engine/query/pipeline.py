@@ -90,6 +90,7 @@ class GravityQuery:
         self.index = AnchorIndex.for_store(store)
         self.count = count
         self._rows = {m: store.anchors.module(m) for m in MODULES}
+        self._event_lines: tuple = (None, None)  # (line table, its event rows): built on the first question about time
 
     def reference(self, question_date: str | date | None = None) -> date | None:
         if question_date:
@@ -166,7 +167,7 @@ class GravityQuery:
         if module != "events" or not config.temporal_event_lines or not (qtime.asks_when or qtime.has_expression):
             return None
         table = self.store.line_table()
-        if getattr(self, "_event_lines", (None,))[0] is not table:
+        if self._event_lines[0] is not table:
             lines = self.store.line_matrix(self.embedder)
             rows = [table.by_anchor[e.id][0] for e in self._rows["events"]]
             self._event_lines = (table, lines[rows] if rows else self.store.matrix("events"))
