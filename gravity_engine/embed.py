@@ -78,12 +78,31 @@ class SentenceTransformerEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         # Torch's thread count is the process's, set once at start (``gravity_engine.threads``): changing it
         # around each call from several threads once left the whole server on one core.
+        if len(texts) <= _FEW:
+            return self._encode_few(list(texts))
         with self._lock:
             vectors = self._model.encode(
                 list(texts), batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
                 show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
+
+    def _encode_few(self, texts: list[str]) -> np.ndarray:
+        """A question and its few companions, as ``encode`` computes them (same modules, same vectors) without
+        its per-call set-up (mode switch over every submodule, length sort, batching), which for one short text
+        costs about a third of the encoder's time: the query path's latency."""
+        import torch
+
+        with self._lock, torch.inference_mode():
+            self._model.eval()  # cheap next to encode's walk when already in eval mode; a caller may have trained
+            features = self._model.preprocess(texts)
+            vectors = self._model(features)["sentence_embedding"]
+            vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
+        return vectors.float().cpu().numpy()
+
+
+# At most this many texts take the direct path (one padded batch; beyond it encode's length sort pays off).
+_FEW = 8
 
 
 @lru_cache(maxsize=4)
