@@ -32,3 +32,25 @@ def test_the_event_that_says_what_happened_carries_the_date(text, words, start, 
 def test_a_placeholder_clause_with_nothing_after_it_stays_an_event():
     events = _events("It was a great day yesterday.")
     assert [(e.date_start, e.when_text) for e in events] == [("2022-10-08", "yesterday")]
+
+
+def test_guess_what_i_did_dates_every_event_of_the_answer():
+    events = _events("Guess what I did this week? I finally quit my job - I signed up for a pottery course!")
+    assert not any(e.what.lower().startswith("what") for e in events)  # the question is no event of its own
+    dated = {e.what: (e.date_start, e.date_end) for e in events}
+    assert dated and all(span == ("2022-10-03", "2022-10-09") for span in dated.values()), dated
+
+
+def test_you_know_what_happened_dates_the_next_sentence():
+    events = _events("You know what happened last week? My sister moved to Berlin.")
+    assert [(e.date_start, e.date_end) for e in events if "Berlin" in e.what] == [("2022-09-26", "2022-10-02")]
+
+
+@pytest.mark.parametrize("text, words, start, end", [
+    ("Big news - I just got accepted for a design internship!", "internship", "2022-10-02", "2022-10-09"),
+    ("We got married in June.", "married", "2022-06-01", "2022-06-30"),
+    ("I've been busy with the shop and just teamed up with a local printer.", "printer", "2022-10-02", "2022-10-09"),
+], ids=["got-accepted", "got-married-past-june", "bare-participle"])
+def test_passive_and_misread_past_clauses_are_past_events(text, words, start, end):
+    event = next(e for e in _events(text) if words in e.what)
+    assert (event.date_start, event.date_end) == (start, end)

@@ -50,6 +50,8 @@ _FILLER = re.compile(
     r"^(?:(?:by the way|anyway|btw|oh|wow|yeah|yes|well|so|and|but|also|plus|guess what|you know)\b[\s,.!-]*)+",
     re.I)
 _FUTURE_AUX = {"will", "'ll", "shall", "gonna"}
+_PAST_PASSIVE_AUX = {"was", "were", "got"}
+_PLACEHOLDER_OBJECTS = {"what", "something", "anything", "stuff"}
 
 
 def span_free(spans: list[TimeSpan], verb) -> bool:
@@ -111,6 +113,10 @@ def _tense(verb) -> str:
     if verb.lemma_ == "go" and verb.tag_ == "VBG" and any(c.dep_ == "xcomp" for c in verb.children):
         return "future"  # "I'm going to paint"
     if verb.tag_ == "VBD" or (verb.tag_ == "VBN" and aux & {"have", "'ve", "has", "had", "'d"}):
+        return "past"
+    if verb.tag_ == "VBN" and (aux & _PAST_PASSIVE_AUX or (not aux and verb.dep_ in ("ROOT", "conj", "ccomp"))):
+        # "I got accepted", "we were married"; a bare participle heading a clause ("... and just teamed
+        # up with an artist") is the parser's misreading of a simple past.
         return "past"
     if verb.tag_ == "VBG" and aux & {"am", "'m", "is", "are", "'re", "was", "were"}:
         return "progressive"
@@ -250,8 +256,8 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
             lemma = verb.lemma_.lower()
             tense = "progressive" if implicit and verb.tag_ == "VBG" else _tense(verb)
             if lemma in ("do", "be", "have") and span_free(spans, verb) or (
-                    lemma == "get" and verb.tag_ == "VBN" and tense == "past"):
-                continue  # "I did", "I've got guts": no event
+                    lemma == "get" and verb.tag_ == "VBN" and tense == "past") or _does_a_placeholder(verb):
+                continue  # "I did", "I've got guts", "guess what I did this week": no event
             tokens = _split_dated_conjuncts(_event_tokens(verb, subj), verb, spans)
             if len(tokens) < (3 if implicit else 4):
                 continue
@@ -329,8 +335,11 @@ def _date_by_leftover_spans(utt_events: list[Event], event_spans: dict, spans: l
         if id(span) in used or span.text.lower() in _VAGUE_SPAN_WORDS:
             continue
         tok = next((t for t in doc if t.idx <= span.char_start < t.idx + len(t)), None)
-        if tok is None or tok.sent.text.rstrip().endswith("?"):
+        if tok is None:
             continue
+        asks = tok.sent.text.rstrip().endswith("?")
+        if asks and not ((verb := _hang_verb(tok)) is not None and _says_when_not_what(verb)):
+            continue  # a question dates nothing, except "guess what I did this week?" before the answer
         sent = tok.sent
         undated = [e for e in utt_events if event_spans.get(e.id, (None, None))[0] is None
                    and (v := event_spans[e.id][1]) is not None and v.sent.start == sent.start]
@@ -347,10 +356,13 @@ def _date_by_leftover_spans(utt_events: list[Event], event_spans: dict, spans: l
             # sentence says what happened; its first undated event takes the date.
             following = [e for e in utt_events if event_spans.get(e.id, (None, None))[0] is None and not e.when_text
                          and (v := event_spans[e.id][1]) is not None and v.sent.start == sent.end]
+            for event in following:  # "I took the first step - I applied to adoption agencies!": both
+                _set_span(event, span)
+                event_spans[event.id] = (span, event_spans[event.id][1])
             if following:
-                _set_span(following[0], span)
-                event_spans[following[0].id] = (span, event_spans[following[0].id][1])
                 used.add(id(span))
+                continue
+            if asks:
                 continue
         tokens = clause_tokens(verb)
         if verb.dep_ in ("acl", "relcl") and verb.head.pos_ in ("NOUN", "PROPN"):
@@ -386,12 +398,20 @@ def _says_when_not_what(verb) -> bool:
     """A clause that dates something without saying what: its subject is a placeholder ("something",
     "it", "last night") and its verb only reports that it was or happened."""
     lemma = verb.lemma_.lower()
+    if _does_a_placeholder(verb):
+        return True
     if lemma not in _WHEN_NOT_WHAT_VERBS:
         return False
     subj = subject_of(verb)
     if subj is None:  # "Last night was amazing!": the parser sees no subject, only the time
         return lemma != "go"
     return subj.lower_ in _NON_AGENTS or subj.lower_ in ("night", "week", "weekend", "day", "morning", "evening")
+
+
+def _does_a_placeholder(verb) -> bool:
+    """ "What I did this week", "I did something fun yesterday": doing, with no word of what."""
+    return verb.lemma_.lower() == "do" and any(
+        c.dep_ == "dobj" and c.lower_ in _PLACEHOLDER_OBJECTS for c in verb.children)
 
 
 def _set_span(event: Event, span: TimeSpan) -> None:

@@ -184,7 +184,7 @@ def verb_tense(verb, depth: int = 0) -> bool | None:
     if verb.lower_ == "used" or words & {"did"} or verb.tag_ == "VBD":
         return False
     if verb.tag_ == "VBN":
-        return False if words & {"have", "'ve", "has", "had", "'d", "was", "were"} or not words else True
+        return False if words & {"have", "'ve", "has", "had", "'d", "was", "were", "got"} or not words else True
     if words & _HEDGE_MODALS:
         return None
     if verb.tag_ == "VB" and "to" in words:
