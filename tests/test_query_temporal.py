@@ -102,7 +102,7 @@ def test_a_question_about_time_ranks_events_by_their_lines(fake_embedder):
     event through the event lines, the same question with the option off and a question not about time do not."""
     store = make_store(fake_embedder)
     store.embeddings["events"] = store.embeddings["events"][::-1].copy()
-    config = QueryConfig(K_V=1, temporal_slots=0, sigma=-1.0)
+    config = QueryConfig(K_V=1, temporal_slots=0, sigma=-1.0, temporal_lexical=0.0, temporal_source_weight=0.0)
     gq = GravityQuery(store, fake_embedder, config, count=WORDS)
 
     def top_event(question, cfg):
@@ -112,3 +112,34 @@ def test_a_question_about_time_ranks_events_by_their_lines(fake_embedder):
     assert top_event(when, config) == "v1"
     assert top_event(when, config.with_(temporal_event_lines=False)) != "v1"
     assert top_event("Did Caroline go to the LGBTQ support group?", config) != "v1"
+
+
+def test_a_question_about_time_ranks_events_by_their_words_and_cited_utterances(fake_embedder):
+    """Lines off and compact vectors scrambled: the question's words in the event or the cosine of the
+    utterance an event cites bring it back."""
+    from gravity_engine.store import embed_utterances
+
+    store = make_store(fake_embedder)
+    store.embeddings["events"] = store.embeddings["events"][::-1].copy()
+    off = QueryConfig(K_V=1, temporal_slots=0, sigma=-1.0, temporal_event_lines=False, temporal_lexical=0.0,
+                      temporal_source_weight=0.0)
+    gq = GravityQuery(store, fake_embedder, off, count=WORDS)
+    when = "When did Caroline go to the LGBTQ support group?"
+
+    def top_event(cfg):
+        return gq.run(when, config=cfg).selected["events"][0].id
+
+    assert top_event(off) != "v1"
+    assert top_event(off.with_(temporal_lexical=1.0)) == "v1"
+    assert top_event(off.with_(temporal_source_weight=1.0)) != "v1"  # no utterance vectors stored: nothing to mix
+    store.utterance_vectors = embed_utterances(store.conversation, fake_embedder)
+    gq = GravityQuery(store, fake_embedder, off, count=WORDS)
+    assert top_event(off.with_(temporal_source_weight=1.0)) == "v1"
+    assert gq.run("Did Caroline go to the LGBTQ support group?", config=off.with_(temporal_lexical=1.0)) \
+        .selected["events"][0].id != "v1"  # not about time: words and utterances stay out
+
+
+def test_stems_meet_across_inflections():
+    from gravity_engine.query.text import content_tokens, stems
+
+    assert stems(content_tokens("When did Maria adopt a dog?")) == stems(content_tokens("Maria adopted dogs"))

@@ -24,13 +24,13 @@ from ..store import AnchorStore
 from . import temporal
 from .config import FULL, Mode, QueryConfig, get_variant
 from .expand import Expansion, expand
-from .index import AnchorIndex
+from .index import AnchorIndex, Postings
 from .inject import BLOCK_TITLES, InjectedContext, answer_messages, count_tokens, prompt_text, render_summaries
 from .pack import LineSelection, pack_lines, score_lines
 from .session import Budget, HostSession, QuestionRun, memory_key, run_question
 from .retrieve import STATUS_NAMES, TEMPORAL_SLOT, ModuleSelection, select_module
 from .summaries import pick_summaries, store_summaries, summaries_kind, write_model_summaries
-from .text import content_tokens
+from .text import content_tokens, stems
 from .trace import (AnswerTrace, BlockTrace, CandidateTrace, ExpansionTrace, HostSearchTrace, LineTrace, MemoryTrace,
                     MergedMemory, ModuleTrace, PromptTrace, QueryTrace)
 
@@ -90,6 +90,8 @@ class GravityQuery:
         self.index = AnchorIndex.for_store(store)
         self.count = count
         self._rows = {m: store.anchors.module(m) for m in MODULES}
+        self._sources = None  # (utterance vectors, event rows, their cited utterances' rows)
+        self._stems: Postings | None = None  # the events' word stems, for questions about time
         self._event_lines: tuple = (None, None)  # (line table, its event rows): built on the first question about time
 
     def reference(self, question_date: str | date | None = None) -> date | None:
@@ -147,7 +149,8 @@ class GravityQuery:
             if module not in config.modules:
                 continue
             sel = select_module(module, self.store, self.index, qvec, qtokens, config, qtime,
-                                self._rank_matrix(module, qtime, config))
+                                self._rank_matrix(module, qtime, config), self._source_cos(module, qtime, config, qvec),
+                                self._lexical(module, qtime, config, question))
             result.modules[module] = sel
             rows = self._rows[module]
             result.selected[module] = [rows[r] for r in sel.kept]
@@ -172,6 +175,44 @@ class GravityQuery:
             rows = [table.by_anchor[e.id][0] for e in self._rows["events"]]
             self._event_lines = (table, lines[rows] if rows else self.store.matrix("events"))
         return self._event_lines[1]
+
+    def _about_time(self, module: str, qtime: temporal.QueryTime) -> bool:
+        return module == "events" and (qtime.asks_when or qtime.has_expression)
+
+    def _source_cos(self, module: str, qtime: temporal.QueryTime, config: QueryConfig,
+                    qvec: np.ndarray) -> np.ndarray | None:
+        """For a question about time, each event's best cosine among the utterances it cites, from the host
+        vectors the build stored (an event's words are a few; the utterance says what it was about)."""
+        uv = self.store.utterance_vectors
+        if not (config.temporal_source_weight and self._about_time(module, qtime)) or uv is None \
+                or uv.model != self.embedder.name:
+            return None
+        if self._sources is None or self._sources[0] is not uv:
+            row_of = {u: i for i, u in enumerate(uv.ids)}
+            pairs = np.array([(r, row_of[s]) for r, e in enumerate(self._rows["events"]) for s in e.source_ids
+                              if s in row_of], dtype=np.int64).reshape(-1, 2)
+            self._sources = (uv, pairs[:, 0], pairs[:, 1])
+        _, events, utts = self._sources
+        out = np.full(len(self._rows["events"]), -np.inf, dtype=np.float32)
+        np.maximum.at(out, events, uv.matrix[utts] @ qvec)
+        return out
+
+    def _lexical(self, module: str, qtime: temporal.QueryTime, config: QueryConfig,
+                 question: str) -> np.ndarray | None:
+        """For a question about time, ``temporal_lexical`` times the idf-weighted share of the question's
+        word stems each event's text holds: "adopt" finds "adopted", which the cosine of a short line
+        spread over names and dates may not rank first."""
+        if not (config.temporal_lexical and self._about_time(module, qtime)):
+            return None
+        if self._stems is None:
+            self._stems = Postings.build(len(self._rows["events"]),
+                                         [stems(content_tokens(f"{e.what} {e.where}")) for e in self._rows["events"]])
+        q = list(dict.fromkeys(stems(content_tokens(question))))
+        total = sum(self._stems.idf.get(t, 0.0) for t in q)
+        if not total:
+            return None
+        score, _ = self._stems.score(q)
+        return (config.temporal_lexical * score / total).astype(np.float32)
 
     def _score_lines(self, result: GravityResult, qvec: np.ndarray, config: QueryConfig) -> LineSelection:
         event_scores: dict[str, float] = {}
@@ -212,7 +253,8 @@ class GravityQuery:
         qtokens = content_tokens(question)
         for module in MODULES:
             sel = select_module(module, self.store, self.index, qvec, qtokens, full, qtime,
-                                self._rank_matrix(module, qtime, full))
+                                self._rank_matrix(module, qtime, full), self._source_cos(module, qtime, full, qvec),
+                                self._lexical(module, qtime, full, question))
             probe.modules[module] = sel
             probe.selected[module] = [self._rows[module][r] for r in sel.kept]
         lines = self._score_lines(probe, qvec, full)

@@ -129,9 +129,12 @@ def _event_native(index: AnchorIndex, qtokens: list[str]) -> tuple[np.ndarray, n
 
 
 def select_module(module: str, store: AnchorStore, index: AnchorIndex, qvec: np.ndarray | None, qtokens: list[str],
-                  config: QueryConfig, qtime: QueryTime | None = None, matrix: np.ndarray | None = None) -> ModuleSelection:
+                  config: QueryConfig, qtime: QueryTime | None = None, matrix: np.ndarray | None = None,
+                  source_cos: np.ndarray | None = None, lexical: np.ndarray | None = None) -> ModuleSelection:
     """Candidates, rerank and top-K selection for one module (see the module docstring); ``matrix``: the
-    vectors to rerank by, one row per anchor (default: the stored anchor embeddings)."""
+    vectors to rerank by, one row per anchor (default: the stored anchor embeddings); ``source_cos`` (a
+    cosine per row, -inf where none) is mixed into the rerank cosine by ``config.temporal_source_weight``
+    and ``lexical`` (a score per row) added to it."""
     n = index.n[module]
     K = config.k_for(module)
     reason_text: dict[int, str] = {}
@@ -173,6 +176,11 @@ def select_module(module: str, store: AnchorStore, index: AnchorIndex, qvec: np.
     cand = cand.astype(np.int64)
     if rerank:
         cos = cos_all[cand] if cos_all is not None else (matrix[cand] @ qvec if len(cand) else np.zeros(0, np.float32))
+        if source_cos is not None and len(cand):
+            src, w = source_cos[cand], config.temporal_source_weight
+            cos = np.where(np.isfinite(src), (1 - w) * cos + w * src, cos).astype(np.float32)
+        if lexical is not None and len(cand):
+            cos = (cos + lexical[cand]).astype(np.float32)
         order = np.lexsort((cand, -cos))
     else:
         cos = np.full(len(cand), np.nan, dtype=np.float32)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -48,6 +49,18 @@ def content_tokens(text: str) -> list[str]:
         if t and (t not in STOPWORDS or t in names) and t not in seen:
             seen[t] = None
     return list(seen)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer  # PyStemmer: Snowball's English stemmer in C, loads in milliseconds
+
+    return Stemmer.Stemmer("english")
+
+
+def stems(words: list[str]) -> list[str]:
+    """Snowball stems of normalized tokens ("adopted", "adopt" -> "adopt")."""
+    return _stemmer().stemWords(words)
 
 
 def human_date(iso_date: str | None, granularity: str = "day") -> str:
