@@ -226,7 +226,7 @@ def _near_now(tokens, verb, tense: str, ref: date | None) -> tuple[str, date, da
         word = next(c.text for c in verb.children if c.dep_ == "advmod" and c.lower_ in _NOW_WORDS)
         return word, ref, ref, "day"
     if tense == "past" and any(c.dep_ == "advmod" and c.lower_ == "just" for c in verb.children):
-        return "just", ref - timedelta(days=7), ref, "range"
+        return "just", ref - timedelta(days=6), ref, "range"  # the past week, today included
     return None
 
 
