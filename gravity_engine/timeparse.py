@@ -485,6 +485,21 @@ def _ago(m, ref, future):
     return _unit_span(_shift(ref, unit, -count), "day" if unit == "week" else unit)
 
 
+@_rule(rf"(?:\b(?:have|has)|'ve|'s\s+been)\s+[^.!?]{{0,60}}?\b(?P<e>for\s+(?:the\s+(?:past|last)\s+)?(?P<n>{_NUM})"
+       r"\s+(?P<unit>month|year)s?)\b")
+def _perfect_for(m, ref, future):
+    """'I've had them for 3 years', 'she has been painting for two years': the perfect says it began that
+    long ago, so the expression dates the beginning (the year or the month it began)."""
+    if ref is None:
+        return None
+    count, unit = _count(m["n"]), m["unit"].lower()
+    if count is None:
+        return None
+    if isinstance(count, tuple):
+        return _shift(ref, unit, -count[1]), _shift(ref, unit, -count[0]), "range"
+    return _unit_span(_shift(ref, unit, -count), unit)
+
+
 @_rule(rf"\b(?P<e>(?P<n>{_NUM})\s+weekends?\s+(?P<dir>ago|back|earlier|later|from\s+now)|in\s+(?P<n2>{_NUM})\s+weekends)\b")
 def _weekends_away(m, ref, future):
     """'two weekends ago': the weekend before last; 'two weekends later' / 'in two weekends': the one after next."""

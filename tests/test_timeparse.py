@@ -182,3 +182,19 @@ def test_weekends_counted_from_the_session_and_lets_plans_ahead():
     assert plan.start == date(2025, 3, 19)
     (past,) = spans("I met them on Wednesday", date(2025, 3, 14))
     assert past.start == date(2025, 3, 12)
+
+
+@pytest.mark.parametrize("text, start, end", [
+    ("I've had them for 3 years now", "2019-01-01", "2019-12-31"),
+    ("She has been painting for two years.", "2020-01-01", "2020-12-31"),
+    ("We've been together for a year", "2021-01-01", "2021-12-31"),
+    ("He's been with us for six months", "2022-04-01", "2022-04-30"),
+], ids=["have-had", "has-been-ing", "a-year", "months"])
+def test_a_perfect_with_a_duration_dates_its_beginning(text, start, end):
+    spans = find_time_expressions(text, date(2022, 10, 9))
+    assert [(s.start.isoformat(), s.end.isoformat()) for s in spans] == [(start, end)]
+
+
+@pytest.mark.parametrize("text", ["I lived there for 3 years.", "I'll be away for two years", "a meeting for 2 hours"])
+def test_a_duration_without_the_perfect_dates_nothing(text):
+    assert find_time_expressions(text, date(2022, 10, 9)) == []
