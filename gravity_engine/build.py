@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from . import __version__
@@ -30,11 +31,12 @@ from .consolidate import (
     set_seen_times,
 )
 from .conversation import Conversation
-from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder
+from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder, normalize
 from .errors import ConfigError, GravityError, StoreError
 from .extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
 from .fileio import atomic_write_json
-from .store import ANCHORS_FILE, AnchorStore, check_built_with, embed_anchors, embed_utterances, save_unless_changed
+from .store import (ANCHORS_FILE, AnchorStore, UtteranceVectors, check_built_with, embed_anchors, embed_utterances,
+                    save_unless_changed)
 from .verify import verify_anchors
 
 CHECKPOINT_DIR = ".checkpoints"
@@ -141,13 +143,40 @@ def _one_by_one(extractor: Extractor, batches: list[Batch]) -> Iterator[tuple[Ba
 
 
 def _prefetch(embedder: CachingEmbedder, conversation: Conversation) -> None:
+    """Encode the conversation once, as the dense host's memories ("Speaker: words", kept in the store), and
+    give topic clustering and verification the same vectors with the speaker taken out (``speaker_neutral``)
+    instead of encoding every utterance a second time: a third of a classic build's encoder work."""
     # Torch threads are left as the process set them at start (gravity_engine.threads): setting and
     # restoring them from this thread raced with other threads and could leave the process on one core.
     try:
-        embedder.encode([u.display_text() for u in conversation.utterances()])
-        embed_utterances(conversation, embedder)  # the dense host's memories, kept in the store
+        vectors = embed_utterances(conversation, embedder)
+        texts, neutral = speaker_neutral(vectors, conversation, embedder)
+        embedder.prime(texts, neutral)
     except Exception:  # an optimisation only: the same texts are encoded again when needed
         pass
+
+
+def speaker_neutral(vectors: UtteranceVectors, conversation: Conversation,
+                    embedder: Embedder) -> tuple[list[str], np.ndarray]:
+    """Each utterance's words (``display_text``) with a vector made from its "Speaker: words" vector: the
+    direction of "Speaker:" projected out, then each speaker's mean moved onto the conversation's, so that
+    utterances cluster by what is said, not by who says it. Measured against encoding the words alone
+    (docs/build-speed.md): LoCoMo coverage and grounding within 0.1 point, gold scores equal but one
+    TEST fact, topic labels as readable; a classic build 28% faster."""
+    by_id = {u.id: u for u in conversation.utterances()}
+    utts = [by_id[i] for i in vectors.ids]
+    speakers = sorted({u.speaker for u in utts})
+    if not utts:
+        return [], np.zeros((0, vectors.matrix.shape[1]), dtype=np.float32)
+    names = dict(zip(speakers, embedder.encode([f"{s}:" for s in speakers])))
+    who = np.array([u.speaker for u in utts])
+    direction = np.stack([names[s] for s in who])
+    out = normalize(vectors.matrix - np.sum(vectors.matrix * direction, axis=1, keepdims=True) * direction)
+    overall = out.mean(axis=0)
+    for s in speakers:
+        mine = who == s
+        out[mine] += overall - out[mine].mean(axis=0)
+    return [u.display_text() for u in utts], normalize(out)
 
 
 def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str = "classic",

@@ -132,3 +132,9 @@ class CachingEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts]).astype(np.float32, copy=False)
+
+    def prime(self, texts: list[str], vectors: np.ndarray) -> None:
+        """Answer ``texts`` with ``vectors`` from now on, without encoding them (texts already known keep
+        theirs): vectors derived from others this build already computed."""
+        for text, vector in zip(texts, np.asarray(vectors, dtype=np.float32)):
+            self._cache.setdefault(text, vector)
