@@ -489,15 +489,8 @@ def _ago(m, ref, future):
        r"\s+(?P<unit>month|year)s?)\b")
 def _perfect_for(m, ref, future):
     """'I've had them for 3 years', 'she has been painting for two years': the perfect says it began that
-    long ago, so the expression dates the beginning (the year or the month it began)."""
-    if ref is None:
-        return None
-    count, unit = _count(m["n"]), m["unit"].lower()
-    if count is None:
-        return None
-    if isinstance(count, tuple):
-        return _shift(ref, unit, -count[1]), _shift(ref, unit, -count[0]), "range"
-    return _unit_span(_shift(ref, unit, -count), unit)
+    long ago, so the expression dates the beginning (the year or the month it began), as "N years ago" would."""
+    return _ago(m, ref, future)
 
 
 @_rule(rf"\b(?P<e>(?P<n>{_NUM})\s+weekends?\s+(?P<dir>ago|back|earlier|later|from\s+now)|in\s+(?P<n2>{_NUM})\s+weekends)\b")
