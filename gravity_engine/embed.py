@@ -69,6 +69,7 @@ class SentenceTransformerEmbedder:
         if self.name == DEFAULT_MODEL:
             # MiniLM was trained on 128-token inputs; its 256 default only spends time on padding-heavy batches.
             self._model.max_seq_length = min(self._model.max_seq_length or 128, 128)
+        self._model.eval()
         self.dim = int(self._model.get_embedding_dimension())
         self.batch_size = batch_size
         self._lock = threading.Lock()  # torch modules are not safe to call from Streamlit's threads at once
@@ -89,12 +90,12 @@ class SentenceTransformerEmbedder:
 
     def _encode_few(self, texts: list[str]) -> np.ndarray:
         """A question and its few companions, as ``encode`` computes them (same modules, same vectors) without
-        its per-call set-up (mode switch over every submodule, length sort, batching), which for one short text
-        costs about a third of the encoder's time: the query path's latency."""
+        its per-call set-up (a mode switch over every submodule, length sort, batching): a few percent of a
+        question's embedding, which is most of the query path's latency. The model is in eval mode from
+        ``__init__`` on; nothing here trains it."""
         import torch
 
         with self._lock, torch.inference_mode():
-            self._model.eval()  # cheap next to encode's walk when already in eval mode; a caller may have trained
             features = self._model.preprocess(texts)
             vectors = self._model(features)["sentence_embedding"]
             vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
