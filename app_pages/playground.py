@@ -96,6 +96,9 @@ def _anchors(trace: dict) -> None:
         st.caption(f"{mt['n_candidates']} candidates ({mt['n_native']} native, {mt['n_widened']} widened by dense "
                    f"match, {mt['n_temporal']} in temporal slots) of {mt['n_anchors']} anchors; K = {mt['k']}, "
                    f"σ = {sigma}")
+        if shown == "events":
+            st.caption("For a question about time an event's score also counts the utterance it cites and the "
+                       "question's words it holds (docs/temporal.md), so it can differ from its plain cosine.")
         cands = pd.DataFrame(mt["candidates"], columns=["rank", "anchor_id", "label", "native_reason", "cosine",
                                                         "status", "kept"])
         if cands.empty:
@@ -104,7 +107,7 @@ def _anchors(trace: dict) -> None:
             if cands["cosine"].notna().any():
                 top = cands.head(25).copy()
                 bars = alt.Chart(top).mark_bar().encode(
-                    x=alt.X("cosine:Q", title="cosine to the question"),
+                    x=alt.X("cosine:Q", title="rerank score (cosine to the question)"),
                     y=alt.Y("label:N", sort=list(top["label"]), title=None),
                     color=alt.Color("status:N", scale=alt.Scale(
                         domain=["kept", "temporal slot", "below sigma", "beyond K"],
