@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages._entity_graph import entity_graph
 from app_pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
 from gravity_engine import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.viz import graph as gviz
-from gravity_engine.viz import vega_spec
 
 st.title("Entity graph")
 store = require_store()
@@ -51,6 +51,7 @@ if focus_ref:
     else:
         st.warning(f"No entity called {md_escape(focus_ref)} in this store.")
 
+ranked = sorted(anchors.entities, key=lambda e: (-e.mentions, e.name.lower()))  # the profile picker's order
 all_types = sorted({e.type or "other" for e in anchors.entities})
 sessions = studio.session_ids(store)
 with st.container(border=True):
@@ -79,11 +80,11 @@ if nodes.empty:
     st.warning("No entity matches these filters." + (" Turn off 'Hide unconnected' to see the entities without "
                                                      "edges." if hide_unconnected else ""))
 else:
-    chart = gviz.graph_chart(nodes, edges, selected=st.session_state.get("graph_selected_entity"))
-    event = st.vega_lite_chart(vega_spec(chart), width="stretch", on_select="rerun", selection_mode=["node", "edge"],
-                               key="graph_chart")
-    pick = gviz.clicked(event.selection)
-    if pick and pick != st.session_state.get("graph_last_click"):
+    view = entity_graph(data=gviz.graph_view(nodes, edges, selected=st.session_state.get("graph_selected_entity",
+                                                                                         ranked[0].id)),
+                        key="graph_chart", on_click_change=lambda: None)
+    pick = gviz.clicked(view.click)  # set on the run a click starts, None on every other
+    if pick:
         st.session_state["graph_last_click"] = pick
         if pick[0] == "node":
             st.session_state["graph_selected_entity"] = pick[1]
@@ -91,7 +92,8 @@ else:
             st.session_state["graph_focus_applied"] = pick[1]
         st.rerun()  # redraw with the clicked node ringed and its profile open
     st.caption("Colour: entity type. Node size: mentions. Click a node to open its profile, a diamond to read the "
-               "utterances behind that relation. Drag to pan, scroll to zoom, double-click to clear.")
+               "utterances behind that relation; hover a node to see its neighbours. Drag to pan, scroll or +/− to zoom, "
+               "double-click or ⤢ to fit.")
     chosen = st.session_state.get("graph_selected_entity")
     if chosen and chosen not in set(nodes["id"]) and chosen in set(all_nodes["id"]):
         st.caption("The profile below is not in the graph as filtered" + (" (it has no edge: turn off 'Hide "
@@ -106,7 +108,6 @@ else:
                 quote_table(store, list(row["source_ids"].iloc[0]), key="graph_edge_quotes")
 
 st.subheader("Profile", anchor=False)
-ranked = sorted(anchors.entities, key=lambda e: (-e.mentions, e.name.lower()))
 names = {e.id: f"{e.name} ({e.type}, {e.mentions} mentions)" for e in ranked}
 hits = [e.id for e in ranked if search and search.lower() in (e.name + " " + " ".join(e.aliases)).lower()]
 if hits and st.session_state.get("graph_last_search") != search:
@@ -126,36 +127,44 @@ if entity.description:
 if entity.aliases:
     st.text("Also called: " + ", ".join(entity.aliases))
 
-tabs = st.tabs(["Attributes", "Relations", "Merges", "Verification", "Sources"])
-with tabs[0]:
-    fields_with_sources(profile["attributes"], entity.attributes, lambda a: f"{a.key}: {a.value}", "graph_attr",
-                        "No attributes.")
-with tabs[1]:
-    fields_with_sources(profile["relations"], entity.relations, lambda r: f"{r.predicate} {r.target}", "graph_rel",
-                        "No relations.")
-with tabs[2]:
-    if profile["merges"]:
-        st.caption("Names folded into this profile during consolidation. A wrong merge can be split off: the "
-                   "name gets its own profile back (a sample store is copied to your workspace first).")
-        st.dataframe(profile["merges"], hide_index=True, width="stretch")
-        c1, c2 = st.columns([3, 1])
-        alias = c1.selectbox("Merged name", [m.alias for m in entity.merges], key="graph_unmerge_alias")
-        if c2.button("Split off", key="graph_unmerge", icon=":material/call_split:"):
-            try:
-                target = studio.unmerge_into_workspace(store, entity.id, alias, store_embedder(store))
-            except GravityError as err:
-                st.error(str(err))
-            else:
-                st.session_state["store_path"] = str(target)
-                st.rerun()
-    else:
-        st.caption("No merges: this profile was built from one name.")
-with tabs[3]:
-    if profile["checks"]:
-        flagged = [c for c in profile["checks"] if not c["supported"]]
-        st.metric("Unsupported fields", len(flagged), help="fields whose cited utterances do not back them")
-        st.dataframe(profile["checks"], hide_index=True, width="stretch")
-    else:
-        st.caption("No verification results stored for this entity.")
-with tabs[4]:
-    quote_table(store, entity.source_ids[:200], key="graph_entity_quotes")
+# Only the open tab is drawn: every table is a data grid the browser must start, and a tab opened on this
+# page waited for five of them before the graph was drawn.
+tabs = st.tabs(["Attributes", "Relations", "Merges", "Verification", "Sources"], key="graph_profile_tab",
+               on_change="rerun")
+if tabs[0].open:
+    with tabs[0]:
+        fields_with_sources(profile["attributes"], entity.attributes, lambda a: f"{a.key}: {a.value}", "graph_attr",
+                            "No attributes.")
+if tabs[1].open:
+    with tabs[1]:
+        fields_with_sources(profile["relations"], entity.relations, lambda r: f"{r.predicate} {r.target}", "graph_rel",
+                            "No relations.")
+if tabs[2].open:
+    with tabs[2]:
+        if profile["merges"]:
+            st.caption("Names folded into this profile during consolidation. A wrong merge can be split off: the "
+                       "name gets its own profile back (a sample store is copied to your workspace first).")
+            st.dataframe(profile["merges"], hide_index=True, width="stretch")
+            c1, c2 = st.columns([3, 1])
+            alias = c1.selectbox("Merged name", [m.alias for m in entity.merges], key="graph_unmerge_alias")
+            if c2.button("Split off", key="graph_unmerge", icon=":material/call_split:"):
+                try:
+                    target = studio.unmerge_into_workspace(store, entity.id, alias, store_embedder(store))
+                except GravityError as err:
+                    st.error(str(err))
+                else:
+                    st.session_state["store_path"] = str(target)
+                    st.rerun()
+        else:
+            st.caption("No merges: this profile was built from one name.")
+if tabs[3].open:
+    with tabs[3]:
+        if profile["checks"]:
+            flagged = [c for c in profile["checks"] if not c["supported"]]
+            st.metric("Unsupported fields", len(flagged), help="fields whose cited utterances do not back them")
+            st.dataframe(profile["checks"], hide_index=True, width="stretch")
+        else:
+            st.caption("No verification results stored for this entity.")
+if tabs[4].open:
+    with tabs[4]:
+        quote_table(store, entity.source_ids[:200], key="graph_entity_quotes")

@@ -20,6 +20,7 @@ the page makes on the sample store.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -105,9 +106,9 @@ def library_rows(sample: str) -> list[Row]:
 
     def graph() -> None:
         _, nodes, edges = gviz.explore_data(store.anchors, sessions)
-        gviz.graph_chart(nodes, edges).to_dict()
+        json.dumps(gviz.graph_view(nodes, edges))
 
-    rows.append(Row(f"library: entity graph chart, sample ({len(store.anchors.entities)} entities)"))
+    rows.append(Row(f"library: entity graph view data, sample ({len(store.anchors.entities)} entities)"))
     rows[-1].wall = timed(graph, 5)
     emb = studio.embedder_for(store.anchors.built_with.embedding_model, store.anchors.built_with.embedding_dim)
     gq = GravityQuery(store, emb)

@@ -57,6 +57,8 @@ def synthetic(n: int = 300):
 def library_rows(store_path: str) -> list[tuple[str, list[float], str]]:
     from gravity_engine import studio
     from gravity_engine.store import AnchorStore
+    import json
+
     from gravity_engine.viz import graph as gviz
     from gravity_engine.viz import timeline as tviz
     from gravity_engine.viz import vega_spec
@@ -70,15 +72,15 @@ def library_rows(store_path: str) -> list[tuple[str, list[float], str]]:
     g, nodes, edges = gviz.explore_data(a, sessions)
     rows = [(f"graph: build + merge + layout, once per store ({tag})",
              timed(lambda: gviz.explore_data(a, sessions)), "cached"),
-            (f"graph: filter + chart spec, every rerun ({len(nodes)} nodes, {len(edges)} edges)",
-             timed(lambda: vega_spec(gviz.graph_chart(*gviz.select_frames(nodes, edges, gviz.filter_graph(g).nodes,
+            (f"graph: filter + component data, every rerun ({len(nodes)} nodes, {len(edges)} edges)",
+             timed(lambda: json.dumps(gviz.graph_view(*gviz.select_frames(nodes, edges, gviz.filter_graph(g).nodes,
                                                                           hide_unconnected=True)))), "")]
     syn = synthetic()
     sg, sn, se = gviz.explore_data(syn)
     rows += [(f"graph: build + merge + layout, synthetic {len(syn.entities)} entities / {len(se)} edges",
               timed(lambda: gviz.explore_data(syn)), "cached"),
-             ("graph: chart spec, synthetic (every node shown)",
-              timed(lambda: vega_spec(gviz.graph_chart(sn, se))), "")]
+             ("graph: component data, synthetic (every node shown)",
+              timed(lambda: json.dumps(gviz.graph_view(sn, se))), "")]
     speakers = store.conversation.speakers if store.conversation else []
     events = tviz.events_frame(a, speakers)
     span = tviz.conversation_span(events)
@@ -103,7 +105,7 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
     name = Path(store_path).name
     shutil.copytree(store_path, home / "workspace" / name)
     biggest = max(AnchorStore.load(store_path).anchors.entities, key=lambda e: e.mentions).name
-    nodes = "[data-testid=stVegaLiteChart] svg.marks path[aria-roledescription^='circle']"
+    nodes = "[data-testid=stBidiComponentIsolated] circle.eg-node"
     try:
         with AppServer(home) as server, sync_playwright() as p:
             url = server.url

@@ -77,7 +77,7 @@ def test_page_without_store_says_what_to_do(page, monkeypatch):
 
 def test_graph_chart_filters(store_dir):
     at = open_page("app_pages/graph.py", store_dir)
-    assert at.get("vega_lite_chart"), "the graph is a clickable chart (tests/test_app_explore.py has the rest)"
+    assert at.get("bidi_component"), "the graph is a clickable component (tests/test_app_explore.py has the rest)"
     at.multiselect(key="graph_filter_type").set_value(["organization"]).run()
     assert metrics(at)["Entities shown"] == "1"
     at.multiselect(key="graph_filter_type").set_value(["person", "organization", "pet"]).run()
@@ -93,6 +93,9 @@ def test_graph_profile_quotes_sources(store_dir):
     quoted = [f for f in frames if "speaker" in f.columns and "session" in f.columns]
     assert quoted, "attribute sources are quoted with speaker and session"
     assert "medical model hallucinated" in " ".join(quoted[0]["text"])
+    assert "Unsupported fields" not in metrics(at)  # only the open tab is drawn
+    at.session_state["graph_profile_tab"] = "Verification"
+    at.run()
     assert metrics(at)["Unsupported fields"] == "1"
 
 
@@ -241,7 +244,7 @@ def test_store_opened_elsewhere_is_not_overridden_by_the_picker(store_dir, tmp_p
 
 
 def test_graph_split_off_without_snapshot_says_why(store_dir):
-    at = open_page("app_pages/graph.py", store_dir)
+    at = open_page("app_pages/graph.py", store_dir, graph_profile_tab="Merges")
     assert at.selectbox(key="graph_unmerge_alias").value == "P."
     at.button(key="graph_unmerge").click().run()
     assert not at.exception, [e.message for e in at.exception]

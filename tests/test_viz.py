@@ -88,25 +88,30 @@ def test_explore_data_hides_unconnected_and_keeps_filters():
     assert set(shown["id"]) == {"anna", "priya"} and list(shown_edges["label"]) == ["sister of"]
 
 
-def test_graph_chart_has_legend_labels_and_click_selections():
+def test_graph_view_has_legend_labels_tooltips_and_positions():
     _, nodes, edges = graph.explore_data(demo_anchors(name_a=HOSTILE))
-    spec = graph.graph_chart(nodes, edges, selected="ent_1").to_dict()
-    params = [p["name"] for p in spec.get("params", [])]
-    params += [p["name"] for layer in spec["layer"] for p in layer.get("params", [])]
-    assert {"node", "edge", "zoom"} <= set(params)
-    colors = [layer["encoding"]["color"] for layer in spec["layer"] if "color" in layer.get("encoding", {})]
-    assert colors and colors[0]["legend"] is not None and "person" in colors[0]["scale"]["domain"]
-    texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
-    assert texts and all(layer["mark"]["fontSize"] >= 11 for layer in texts)
-    names = {row["label"] for rows in layer_rows(spec) for row in rows if "label" in row}
-    assert HOSTILE in names  # plain data drawn as SVG text, never parsed as markup
-    assert not re.search(r"""(src|href)\s*=\s*["']https?:""", str(spec))
+    view = graph.graph_view(nodes, edges, selected="ent_1")
+    json.dumps(view)  # what the component receives is plain JSON
+    assert [item["type"] for item in view["legend"]] == sorted(set(nodes["type"]))
+    assert all(item["color"].startswith("#") for item in view["legend"])
+    by_id = {n["id"]: n for n in view["nodes"]}
+    assert by_id["ent_1"]["focus"] and not by_id["ent_2"]["focus"]
+    assert by_id["ent_1"]["label"] == HOSTILE and ["entity", HOSTILE] in by_id["ent_1"]["tip"]  # data, not markup
+    assert by_id["ent_1"]["r"] > by_id["ent_5"]["r"] > 0  # more mentions, a bigger node
+    assert all({"x", "y", "side", "color"} <= set(n) for n in view["nodes"])
+    assert {e["id"] for e in view["edges"]} == set(edges["edge_id"])
+    edge = view["edges"][0]
+    assert edge["tip"][0][0] == "relation" and {edge["source"], edge["target"]} <= set(by_id)
+    assert view["edge_labels"] and view["height"] >= 520
+    assert graph.graph_view(nodes, edges)["view_key"] == view["view_key"]  # same nodes: the zoom is kept
+    assert graph.graph_view(nodes.iloc[:2], edges.iloc[:0])["view_key"] != view["view_key"]
 
 
 def test_clicked_reads_a_node_or_an_edge():
-    assert graph.clicked({"node": [{"id": "ent_1"}], "edge": {}}) == ("node", "ent_1")
-    assert graph.clicked({"node": {}, "edge": [{"edge_id": "a|b|0"}]}) == ("edge", "a|b|0")
-    assert graph.clicked({"node": {}, "edge": {}}) is None and graph.clicked(None) is None
+    assert graph.clicked({"kind": "node", "id": "ent_1"}) == ("node", "ent_1")
+    assert graph.clicked({"kind": "edge", "id": "a|b|0"}) == ("edge", "a|b|0")
+    for value in (None, {}, {"kind": "node"}, {"kind": "script", "id": "x"}, {"kind": "node", "id": 3}, "ent_1"):
+        assert graph.clicked(value) is None
 
 
 def test_resolve_entity_by_id_name_or_alias():

@@ -1,27 +1,29 @@
 """The entity graph: a networkx graph from entity profiles, its inverse relations merged, a cached
-layout, and a clickable altair chart (a node opens its profile, an edge its evidence).
+layout, and the data the app's graph component draws (a node click opens its profile, an edge its evidence).
 
-The chart is a Vega-Lite spec: names and predicates are data drawn as SVG text and tooltips that
-vega-tooltip escapes, so conversation text never becomes markup.
+The graph is drawn by a small SVG component of the app (``app_pages/components/entity_graph.js``) instead of
+a Vega chart: a tab opened on the graph page does not wait for the Vega library to load and start.
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Iterable, Mapping
 
-import altair as alt
 import networkx as nx
 import pandas as pd
 
 from ..anchors import AnchorSet, Entity
-from . import inline, type_color
+from . import type_color
 
 # Predicates whose inverse has another word; everything else pairs "X" with "X_of" ("sister", "sister_of").
 _INVERSE_WORDS = {"child": "parent", "mentee": "mentor", "student": "teacher", "employee": "employer",
                   "owned by": "owns", "pet": "owns pet"}
 # Above this many nodes only the best-connected ones are labelled; the rest show on hover.
 LABEL_LIMIT = 80
+# The spacing of the grid of unconnected entities under the components, in layout units.
+GRID_STEP = 1.3
 
 def _session_of(source_ids: Iterable[str], session_by_utt: dict[str, str]) -> set[str]:
     return {session_by_utt[s] for s in source_ids if s in session_by_utt}
@@ -150,9 +152,9 @@ def layout(g: nx.Graph, seed: int = 7) -> dict[str, tuple[float, float]]:
         x += 2 * radius + 0.8
         row_height = max(row_height, 2 * radius)
     top = y - row_height - (1.2 if comps else 0.0)
-    per_row = max(4, int(row_width / 1.3))
+    per_row = max(4, int(row_width / GRID_STEP))
     for i, n in enumerate(isolated):
-        pos[n] = (1.3 * (i % per_row) + 0.5, top - 0.9 * (i // per_row))
+        pos[n] = (GRID_STEP * (i % per_row) + 0.5, top - 0.9 * (i // per_row))
     return pos
 
 def node_size(mentions: int) -> float:
@@ -223,68 +225,44 @@ def select_frames(nodes: pd.DataFrame, edges: pd.DataFrame, keep: Iterable[str],
     return nodes.reset_index(drop=True), edges.reset_index(drop=True)
 
 
-def graph_chart(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | None = None,
-                height: int | None = None) -> alt.LayerChart:
-    """Nodes coloured by type (legend), relation lines with a clickable diamond at their middle, labels
-    at a fixed readable size; drag to pan, scroll to zoom. Selections: ``node`` (field ``id``) and ``edge``
-    (field ``edge_id``). The height grows with the number of nodes unless given."""
+def graph_view(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | None = None,
+               height: int | None = None) -> dict:
+    """What the page's graph component draws (plain JSON): nodes with position, colour, radius, label and
+    tooltip rows; merged edges with ends, midpoint, label and tooltip rows; the legend. Names and predicates
+    stay data: the component sets them as SVG text and tooltip text, never as markup. The height grows with
+    the number of nodes unless given."""
     types = sorted(set(nodes["type"]))
-    color = alt.Color("type:N", title="entity type",
-                      scale=alt.Scale(domain=types, range=[type_color(t) for t in types]),
-                      legend=alt.Legend(orient="top", direction="horizontal", labelFontSize=13, symbolSize=160))
-    pad = 0.6
-    x_dom = [float(nodes["x"].min()) - 1.6, float(nodes["x"].max()) + 1.6] if len(nodes) else [0, 1]
-    y_dom = [float(nodes["y"].min()) - pad, float(nodes["y"].max()) + pad] if len(nodes) else [0, 1]
-    x = alt.X("x:Q", axis=None, scale=alt.Scale(domain=x_dom, nice=False, zero=False))
-    y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=y_dom, nice=False, zero=False))
-    zoom = alt.selection_interval(bind="scales", name="zoom")
-    pick_node = alt.selection_point(name="node", fields=["id"], on="click", clear="dblclick", toggle=False)
-    pick_edge = alt.selection_point(name="edge", fields=["edge_id"], on="click", clear="dblclick", toggle=False)
-    edge_data = edges.drop(columns=["source_ids"])
-    rel = edge_data[edge_data["kind"] == "relation"]
-    co = edge_data[edge_data["kind"] == "co-mention"]
-    layers = []
-    if not co.empty:
-        layers.append(alt.Chart(inline(co)).mark_rule(color="#c3cad3", strokeDash=[4, 4], strokeWidth=1).encode(
-            x=x, y=y, x2="x2:Q", y2="y2:Q", tooltip=[alt.Tooltip("statements:N", title="mentioned together")]))
-    if not rel.empty:
-        layers.append(alt.Chart(inline(rel)).mark_rule(color="#7b8794", strokeWidth=2).encode(
-            x=x, y=y, x2="x2:Q", y2="y2:Q"))
-    nodes = nodes.assign(focus=nodes["id"] == selected)
-    layers.append(alt.Chart(inline(nodes)).mark_circle(opacity=0.95, stroke="#1f2933", cursor="pointer").encode(
-        x=x, y=y, size=alt.Size("size:Q", scale=None, legend=None), color=color,
-        strokeWidth=alt.condition("datum.focus", alt.value(4), alt.value(0.6)),
-        tooltip=[alt.Tooltip("name:N", title="entity"), alt.Tooltip("type:N"), alt.Tooltip("mentions:Q"),
-                 alt.Tooltip("degree:Q", title="edges"), alt.Tooltip("aliases:N", title="also called"),
-                 alt.Tooltip("about:N", title="description")],
-    ).add_params(pick_node, zoom))
-    # Labels sit just beside their circle whatever its size (a circle's size is its area in px²); a per-row
-    # pixel offset is not a Vega-Lite text property, so one text layer per side and radius band.
-    bands = ((nodes["size"] / math.pi) ** 0.5 // 6 + 1) * 6 + 4
-    for (side, dx), rows in nodes.groupby([nodes["label_side"], bands]):
-        layers.append(alt.Chart(inline(rows)).mark_text(align="right" if side == "left" else "left", baseline="middle",
-                                                dx=-float(dx) if side == "left" else float(dx), fontSize=13,
-                                                color="#1f2933").encode(x=x, y=y, text="label:N"))
-    if not edge_data.empty:
-        # Past a few dozen edges their labels cover the nodes: hover the diamonds instead.
-        shown = edge_data[edge_data["kind"] == "relation"] if len(edge_data) <= 60 else edge_data.iloc[0:0]
-        layers.append(alt.Chart(inline(shown)).mark_text(fontSize=11, color="#52606d", dy=-9).encode(
-            x=alt.X("mx:Q"), y=alt.Y("my:Q"), text="label:N"))
-        layers.append(alt.Chart(inline(edge_data)).mark_point(shape="diamond", filled=True, size=90, color="#52606d",
-                                                      cursor="pointer").encode(
-            x=alt.X("mx:Q"), y=alt.Y("my:Q"),
-            tooltip=[alt.Tooltip("statements:N", title="relation"), alt.Tooltip("evidence:Q", title="utterances")],
-        ).add_params(pick_edge))
-    return alt.layer(*layers).properties(height=height or min(1000, 520 + 4 * len(nodes)))
+    node_rows = [{
+        "id": r.id, "type": r.type, "color": type_color(r.type), "r": round(node_size(int(r.mentions)) / 2, 1),
+        "x": float(r.x), "y": float(r.y), "label": r.label, "side": r.label_side, "focus": r.id == selected,
+        "name": r.name, "grid": int(r.degree) == 0,
+        "tip": [[k, str(v)] for k, v in (("entity", r.name), ("type", r.type), ("mentions", r.mentions),
+                                         ("edges", r.degree), ("also called", r.aliases), ("description", r.about))
+                if v not in ("", None)],
+    } for r in nodes.itertuples(index=False)]
+    # Past a few dozen edges their labels cover the nodes: hover the diamonds instead.
+    edge_labels = int((edges["kind"] == "relation").sum()) <= 60 if len(edges) else False
+    edge_rows = [{
+        "id": r.edge_id, "source": r.source, "target": r.target, "kind": r.kind,
+        "label": r.label if r.kind == "relation" else "",
+        "x": float(r.x), "y": float(r.y), "x2": float(r.x2), "y2": float(r.y2), "mx": float(r.mx), "my": float(r.my),
+        "tip": [["mentioned together" if r.kind == "co-mention" else "relation", r.statements],
+                ["utterances", str(r.evidence)]],
+    } for r in edges.itertuples(index=False)]
+    return {"nodes": node_rows, "edges": edge_rows, "edge_labels": edge_labels, "grid_step": GRID_STEP,
+            "legend": [{"type": t, "color": type_color(t)} for t in types],
+            "height": height or min(1000, 520 + 4 * len(nodes)),
+            # Pan and zoom are kept while the same nodes are drawn (a click, a toggle of co-mentions).
+            "view_key": f"{zlib.crc32(chr(31).join(sorted(nodes['id'])).encode()):08x}"}
 
-def clicked(selection: Mapping | None) -> tuple[str, str] | None:
-    """What a click on :func:`graph_chart` picked: ``("node", entity_id)``, ``("edge", edge_id)`` or None."""
-    if not selection:
+
+def clicked(value: Mapping | None) -> tuple[str, str] | None:
+    """What a click in the graph component picked: ``("node", entity_id)``, ``("edge", edge_id)`` or None."""
+    if not isinstance(value, Mapping):
         return None
-    for param, field in (("node", "id"), ("edge", "edge_id")):
-        picked = selection.get(param) or []
-        if isinstance(picked, list) and picked and isinstance(picked[0], Mapping) and picked[0].get(field):
-            return param, str(picked[0][field])
+    kind, ident = value.get("kind"), value.get("id")
+    if kind in ("node", "edge") and isinstance(ident, str) and ident:
+        return kind, ident
     return None
 
 def resolve_entity(anchors: AnchorSet, ref: str | None) -> str | None:

@@ -111,7 +111,7 @@ def test_page_shows_its_content(app_url, page, path, heading, text):
     page.get_by_text(text, exact=False).first.wait_for(timeout=60_000)
     assert page.locator("[data-testid='stException']").count() == 0
     if path == "graph":
-        page.locator("[data-testid=stVegaLiteChart] svg.marks").first.wait_for(timeout=30_000)
+        page.locator("[data-testid=stBidiComponentIsolated] circle.eg-node").first.wait_for(timeout=30_000)
     _shot(page, path or "home")
     assert page.dialogs == []
 

@@ -1,6 +1,7 @@
 """The explore pages in a real browser (Debian's chromium, Playwright) on the sample store: a node click
 opens its profile, a diamond click the relation's evidence, a heat-map cell the topic's arc, and the
-timeline search finds an event. Charts are Vega SVG: each mark carries an aria-label with its fields.
+timeline search finds an event. The graph is the app's SVG component, the other charts Vega SVG: each node,
+diamond or mark carries an aria-label with its fields.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ def _marks(page, role: str, text: str):
                         f"[aria-label*={text!r}]")
 
 
+def _graph(page, kind: str, text: str = ""):
+    """The graph component's nodes ("node") or relation diamonds ("diamond") whose label has ``text``."""
+    return page.locator(f"[data-testid=stBidiComponentIsolated] .eg-{kind}" + (f"[aria-label*={text!r}]" if text
+                                                                               else ""))
+
+
 def _tall(page) -> None:
     page.set_viewport_size({"width": 1440, "height": 1500})
 
@@ -41,17 +48,20 @@ def test_warm_up(app_url, page):  # noqa: F811
 def test_node_click_opens_its_profile(app_url, page):  # noqa: F811
     _tall(page)
     _open(page, app_url, "graph", "Entity graph")
-    legend = page.locator("[data-testid=stVegaLiteChart] svg.marks").first
-    assert "person" in legend.inner_html()  # the colour legend names the types
+    node = _graph(page, "node", "entity: Anna;").first
+    node.wait_for(timeout=30_000)
+    assert "person" in page.locator(".eg-legend").first.inner_text()  # the colour legend names the types
+    node.hover()
+    tip = page.locator(".eg-tip").first
+    assert tip.is_visible() and "entity: Anna" in tip.inner_text()  # hovering names the entity
     _shot(page, "graph")
-    node = _marks(page, "circle", "entity: Anna;").first
     node.wait_for(timeout=30_000)
     node.click()
     page.get_by_role("heading", name="Anna", exact=True).wait_for(timeout=60_000)
     _settle(page)
     assert "entity=" in page.url  # the profile can be linked to
     assert page.locator("[data-testid='stException']").count() == 0
-    diamond = _marks(page, "point", "relation: Anna sister of Priya").first
+    diamond = _graph(page, "diamond", "relation: Anna sister of Priya").first
     diamond.click()
     page.get_by_text("Relation evidence").wait_for(timeout=60_000)
     _settle(page)
@@ -124,17 +134,23 @@ def test_hostile_names_are_text_in_charts_and_tooltips(app_url, page, tmp_path):
     page.locator("input[type='file']").set_input_files(str(archive))
     page.get_by_role("button", name="Import").click()
     page.get_by_text("It is now the loaded store").wait_for(timeout=60_000)
-    for link, heading, role in (("graph", "Entity graph", "circle"), ("timeline", "Event timeline", "point")):
+    for link, heading in (("graph", "Entity graph"), ("timeline", "Event timeline")):
         page.locator(f"[data-testid=stSidebar] a[href$='/{link}']").first.click()
         page.get_by_role("heading", name=heading).first.wait_for(timeout=60_000)
         _settle(page)
-        marks = page.locator(f"[data-testid=stVegaLiteChart] svg.marks path[aria-roledescription^='{role}']")
+        if link == "graph":
+            marks, tooltip = _graph(page, "node"), ".eg-tip"
+        else:
+            marks, tooltip = (page.locator("[data-testid=stVegaLiteChart] svg.marks path[aria-roledescription^='point']"),
+                              "#vg-tooltip-element")
         marks.first.wait_for(timeout=30_000)
         shown = []
         for i in range(marks.count()):
             marks.nth(i).hover()
             page.wait_for_timeout(300)
-            shown.append(page.locator("#vg-tooltip-element").inner_text())
+            shown.append(page.locator(tooltip).first.inner_text())
+        if link == "graph":  # the node labels are SVG text
+            shown.append(page.locator("[data-testid=stBidiComponentIsolated] svg").first.text_content())
         assert any("<img src=x onerror=alert(1)>" in tip for tip in shown), (link, shown)  # shown as text
         assert page.locator("img[src='x']").count() == 0, link
     assert page.dialogs == []
