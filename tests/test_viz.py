@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import json
 import re
 import zipfile
@@ -300,3 +301,17 @@ def test_timeline_opens_on_the_conversations_own_months():
     assert x["scale"]["domain"] == [span[0].isoformat(), span[1].isoformat()]
     unbounded = timeline.timeline_chart(timeline.lanes_frame(frame)).to_dict()
     assert "domain" not in str(unbounded["layer"][-1]["encoding"]["x"])
+
+
+def test_layout_is_the_same_whatever_the_hash_seed():
+    # A small component's subgraph view iterates a set of node names, whose order follows the hash seed.
+    import subprocess
+    import sys
+
+    code = ("import networkx as nx; from gravity_engine.viz.graph import layout; g = nx.Graph(); "
+            "g.add_nodes_from(f'iso{i}' for i in range(30)); "
+            "g.add_edges_from([('anna', 'priya'), ('priya', 'chicago'), ('priya', 'medkg'), ('anna', 'biscuit')]); "
+            "print(sorted((n, round(x, 6), round(y, 6)) for n, (x, y) in layout(g).items()))")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(runs) == 1 and "priya" in runs.pop()

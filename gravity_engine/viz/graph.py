@@ -143,7 +143,11 @@ def layout(g: nx.Graph, seed: int = 7) -> dict[str, tuple[float, float]]:
     x = y = row_height = 0.0
     for comp in comps:
         radius = 0.9 * math.sqrt(len(comp))
-        sub = g.subgraph(comp)
+        # A new graph with the nodes in sorted order: a small subgraph view iterates its node set, whose order
+        # changes with the hash seed, and the spring layout with it (a different picture every server start).
+        sub = nx.Graph()
+        sub.add_nodes_from(comp)
+        sub.add_edges_from(g.edges(comp))
         local = nx.spring_layout(sub, seed=seed, k=1.6 / math.sqrt(len(comp)), iterations=80)
         if x > 0 and x + 2 * radius > row_width:
             x, y, row_height = 0.0, y - row_height - 0.8, 0.0
