@@ -550,6 +550,10 @@ def _vague(m, ref, future):
 
 
 _FOR_BEFORE = re.compile(r"\bfor\s+$", re.I)
+# A start with no end said ("8% from March", "a PhD place starting in October") lies ahead of the talk,
+# whatever the tense of the sentence's verb ("they put the price up ... from March").
+_START_BEFORE = re.compile(r"\b(?:from|starting|beginning|effective|as of)\s+(?:in\s+|on\s+|from\s+)?$", re.I)
+_RANGE_AFTER = re.compile(r"^\s*(?:to|until|till|through|thru|and)\b|^\s*[-–]", re.I)
 
 
 def find_time_expressions(text: str, reference: datetime | date | None,
@@ -577,7 +581,8 @@ def find_time_expressions(text: str, reference: datetime | date | None,
             future = tense_at(s0) if tense_at is not None else None
             if future is None:
                 future = tenses[bisect.bisect_right(bounds, match.start()) - 1]
-            if _FOR_BEFORE.search(text[max(0, s0 - 5):s0]):
+            if _FOR_BEFORE.search(text[max(0, s0 - 5):s0]) or (
+                    _START_BEFORE.search(text[max(0, s0 - 20):s0]) and not _RANGE_AFTER.search(text[match.end():])):
                 future = True
             resolved = resolve(match, ref, future)
             if resolved is None or resolved[0] is None:

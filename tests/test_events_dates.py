@@ -54,3 +54,39 @@ def test_you_know_what_happened_dates_the_next_sentence():
 def test_passive_and_misread_past_clauses_are_past_events(text, words, start, end):
     event = next(e for e in _events(text) if words in e.what)
     assert (event.date_start, event.date_end) == (start, end)
+
+
+def _dialogue(turns: list[tuple[str, str]], when: str = "2024-08-05T21:00"):
+    utts = [Utterance(id=f"D1:{k + 1}", speaker=who, text=text, session_id="s1") for k, (who, text) in enumerate(turns)]
+    batch = Batch(index=0, session_id="s1", session_time=when, utterances=utts, speakers=["Ana", "Ben"])
+    return extract_events(batch, parse([u.text for u in utts]))
+
+
+@pytest.mark.parametrize("question, answer, what, start, end", [
+    ("Wonderful news! When do you get the keys?", "On the 16th of August. The removal van is booked too.",
+     "Ben gets the keys", "2024-08-16", "2024-08-16"),
+    ("Brilliant! When did you ask her?", "Saturday, over coffee.", "Ben asked her", "2024-08-03", "2024-08-03"),
+    ("So when will you start the new job?", "Next Monday!", "Ben will start the new job", "2024-08-12", "2024-08-12"),
+    ("When did Caroline adopt her dog?", "Last June, I think.", "Caroline adopted her dog", "2024-06-01",
+     "2024-06-30"),
+], ids=["do-you-plan", "did-you-past", "will-you", "did-a-third-person"])
+def test_an_answer_that_opens_with_a_date_dates_the_question(question, answer, what, start, end):
+    events = _dialogue([("Ana", question), ("Ben", answer)])
+    event = next(e for e in events if e.what == what)
+    assert (event.date_start, event.date_end) == (start, end)
+    assert event.source_ids == ["D1:1", "D1:2"]  # the question says what, the answer when
+
+
+@pytest.mark.parametrize("turns", [
+    [("Ana", "When does it launch?"), ("Ben", "In October, if all goes well.")],  # "it": nobody to name
+    [("Ana", "When you get there, will you call me?"), ("Ben", "Tomorrow, yes.")],  # asks something else
+    [("Ana", "When did you go to the lake?"), ("Ben", "I loved the lake. We went last weekend.")],  # no date first
+    [("Ana", "When did you ask her?"), ("Ana", "Saturday, I guess.")],  # the asker goes on talking
+], ids=["it", "when-clause", "date-not-first", "same-speaker"])
+def test_no_question_event_without_a_named_doer_a_when_question_and_a_date_first(turns):
+    assert not any(len(e.source_ids) == 2 for e in _dialogue(turns))
+
+
+def test_an_answer_that_dates_its_own_clause_adds_no_copy_of_the_question():
+    events = _dialogue([("Ana", "When did you go to the lake?"), ("Ben", "Last weekend I went to the lake with my kids.")])
+    assert [e.source_ids for e in events] == [["D1:2"]]

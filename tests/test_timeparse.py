@@ -161,6 +161,18 @@ def test_day_ranges_month_modifiers_and_bookings(text, start, end):
     assert (span.start.isoformat(), span.end.isoformat()) == (start, end)
 
 
+@pytest.mark.parametrize(("text", "start"), [
+    ("Hollins Mill put their flour price up again, 8% from March.", "2025-03-01"),
+    ("They offered her a place in the lab, starting in October.", "2025-10-01"),
+    ("The new rota was agreed, effective from the 3rd of March.", "2025-03-03"),
+    ("I worked there from March to May.", "2024-03-01"),  # a range said in the past stays past
+    ("I went to Spain in March.", "2024-03-01"),
+], ids=["from-month", "starting-in", "effective-from", "from-to-past", "plain-past"])
+def test_a_start_with_no_end_lies_ahead_whatever_the_verb(text, start):
+    spans = find_time_expressions(text, datetime(2025, 2, 10, 7))
+    assert spans[0].start.isoformat() == start
+
+
 def test_a_tense_reader_decides_per_clause():
     text = "I fly out on 14 May and we came back on 21 May."
     cut = text.index(" and ")

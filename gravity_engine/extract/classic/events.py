@@ -19,7 +19,8 @@ from ...anchors import Event
 from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
 from ..base import Batch
 from .entities import canonical_name, clean_name
-from .grammar import clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader, third_person
+from .grammar import (clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader, third_person,
+                      verb_tense)
 
 EVENTIVE = {
     "go", "visit", "start", "begin", "finish", "complete", "adopt", "get", "buy", "run", "sign", "join", "attend",
@@ -308,7 +309,86 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
             events.append(event)
         _date_by_leftover_spans(events[first_of_utt:], event_spans, spans, doc, utt, other, speakers, batch, seen,
                                 events, pronouns)
+    _date_by_answers(batch, docs, events, seen, speakers, pronouns, ref)
     return events
+
+
+_ANSWER_OPENERS = {"oh", "um", "uh", "well", "so", "yeah", "yes", "yep", "haha", "hmm", "ah", "it", "'s", "was",
+                   "is", "be", "will", "that", "probably", "maybe", "just", "back"}
+
+
+def _when_question(doc):
+    """The verb a closing "When ...?" question asks about ("When do you get the keys?": get), else None."""
+    asks = [s for s in doc.sents if s.text.rstrip().endswith("?")]
+    if not asks:
+        return None
+    sent = asks[-1]  # an answer answers the last question
+    when = next((t for t in sent if t.lower_ == "when" and t.tag_ == "WRB"), None)
+    if when is None or when.dep_ != "advmod" or when.head.i != sent.root.i:
+        return None  # "when you get there, will you call?" asks something else
+    verb = when.head
+    if verb.pos_ != "VERB" or when.i > verb.i or any(c.dep_ == "neg" for c in verb.children):
+        return None
+    return verb
+
+
+def _statement_of_question(verb, subj):
+    """The question's clause in statement order and the verb's statement form: "when did you ask her" ->
+    tokens "you ask her" and {ask: "asked"}; "when will you start" -> "you will start". Also whether it
+    speaks of the future (True), the past (False) or does not say (None)."""
+    from lemminflect import getInflection  # imported with the rule: it loads its tables once
+
+    do = next((c for c in verb.children if c.dep_ == "aux" and c.lemma_.lower() == "do"), None)
+    subject = sorted(subj.subtree, key=lambda t: t.i)
+    inside = {t.i for t in subject}
+    tokens = [t for t in clause_tokens(verb) if t.lower_ != "when" and not t.is_punct and (do is None or t.i != do.i)]
+    before = [t for t in tokens if t.i < subject[0].i and t.i not in inside and t.dep_ in ("aux", "auxpass")]
+    after = [t for t in tokens if t.i > subject[-1].i]
+    forms: dict[int, str] = {}
+    future = verb_tense(verb)
+    if do is not None:
+        past = do.lower_ == "did"
+        singular = subj.lower_ == "you" or subj.tag_ in ("NN", "NNP") or subj.lower_ in ("he", "she")
+        tag = "VBD" if past else "VBZ" if singular else "VBP"
+        forms[verb.i] = (getInflection(verb.lemma_.lower(), tag=tag) or (verb.text,))[0]
+        future = not past  # "when do you get the keys?" asks about a plan
+    return [*subject, *before, *after], forms, future
+
+
+def _date_by_answers(batch: Batch, docs: list, events: list[Event], seen: set[str], speakers: list[str],
+                     pronouns: dict[str, str], ref: date | None) -> None:
+    """ "When do you get the keys?" - "On the 16th of August.": an answer that opens with a time expression
+    dates the question's clause, which becomes an event citing both turns. The answer's own clauses say
+    nothing of what happened then, and the question's tense says which 16th of August is meant."""
+    if ref is None:
+        return
+    for k in range(1, len(batch.utterances)):
+        asked, answer = batch.utterances[k - 1], batch.utterances[k]
+        verb = _when_question(docs[k - 1]) if asked.speaker != answer.speaker else None
+        subj = subject_of(verb) if verb is not None else None
+        if subj is None or subj.lower_ in _NON_AGENTS or verb.lemma_.lower() in STATIVE | {"be", "have", "do"}:
+            continue
+        lead = [t for t in docs[k] if not (t.is_punct or t.lower_ in _ANSWER_OPENERS)][:3]
+        tokens, forms, future = _statement_of_question(verb, subj)
+        if not lead or len(tokens) < 2:
+            continue
+        spans = find_time_expressions(answer.text, ref, lambda _offset: future)
+        span = next((s for s in spans if s.char_start <= lead[-1].idx and s.char_end > lead[0].idx), None)
+        if span is None or span.text.lower() in _VAGUE_SPAN_WORDS or any(
+                e.source_ids == [answer.id] and e.when_text == span.text for e in events):
+            continue  # no date up front, or the answer's own clause took it ("Last week I went to ...")
+        what = third_person(tokens, asked.speaker, answer.speaker, pronouns.get(asked.speaker, "they"), forms)
+        what = _FILLER.sub("", what).strip()
+        what = what[:1].upper() + what[1:]
+        if what.lower() in seen or len(what.split()) < 2:
+            continue
+        seen.add(what.lower())
+        event = Event(id=f"ev-b{batch.index}-{len(events) + 1}", what=what,
+                      participants=_participants(tokens, subj, asked.speaker, answer.speaker, speakers),
+                      where=_where(tokens, verb), session_id=batch.session_id, session_date=batch.session_time,
+                      source_ids=[asked.id, answer.id])
+        _set_span(event, span)
+        events.append(event)
 
 
 def _hang_verb(tok):

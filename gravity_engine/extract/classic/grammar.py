@@ -111,11 +111,13 @@ def speaker_pronouns(texts: list[str], speakers: list[str]) -> dict[str, str]:
     return out
 
 
-def third_person(tokens, speaker: str, other: str | None = None, pronoun: str = "they") -> str:
+def third_person(tokens, speaker: str, other: str | None = None, pronoun: str = "they",
+                 forms: dict[int, str] | None = None) -> str:
     """The clause reworded with the speaker's name for I/me/my (and the listener's for you/your).
 
     Once the speaker's name is the subject, "my"/"myself" become a pronoun ("Priya made her first
-    bowl", not "Priya made Priya's first bowl"); ``pronoun`` is "she", "he" or "they"."""
+    bowl", not "Priya made Priya's first bowl"); ``pronoun`` is "she", "he" or "they". ``forms`` gives
+    the word for some tokens (by index) outright: a question's verb turned into a statement's."""
     possessive, reflexive = _PRONOUN_FORMS.get(pronoun, _PRONOUN_FORMS["they"])
     named = False
     out: list[str] = []
@@ -150,6 +152,8 @@ def third_person(tokens, speaker: str, other: str | None = None, pronoun: str = 
             word = _third_person_verb(tok)
         elif low in ("'ll", "'d") and tok.dep_ in ("aux", "auxpass"):
             word = "will" if low == "'ll" else ("would" if tok.head.tag_ == "VB" else "had")
+        if forms and tok.i in forms:
+            word = forms[tok.i]
         if k == 0:
             word = word[:1].upper() + word[1:]
         elif word != tok.text and tok.text[:1] == "'" and out and not out[-1].isspace():
