@@ -336,7 +336,7 @@ def _statement_of_question(verb, subj):
     """The question's clause in statement order and the verb's statement form: "when did you ask her" ->
     tokens "you ask her" and {ask: "asked"}; "when will you start" -> "you will start". Also whether it
     speaks of the future (True), the past (False) or does not say (None)."""
-    from lemminflect import getInflection  # imported with the rule: it loads its tables once
+    from lemminflect import getInflection  # imported here: it imports spaCy, which only an extraction needs
 
     do = next((c for c in verb.children if c.dep_ == "aux" and c.lemma_.lower() == "do"), None)
     subject = sorted(subj.subtree, key=lambda t: t.i)
