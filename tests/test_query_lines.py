@@ -119,6 +119,25 @@ def test_lines_below_line_sigma_are_not_worth_their_tokens_but_pinned_events_are
     assert ctx.anchor_ids["events"] == ["v2", "v1"]  # chronological; events carry their anchor's (already sigma-cut) score
 
 
+def test_a_line_that_repeats_a_packed_line_is_skipped_unless_pinned():
+    a = make_anchor_set()
+    sel = _unscored({"entities": a.entities[:1], "events": a.events[:2]})
+    for i, s in enumerate(sel.lines):
+        s.score = 0.9 - 0.01 * i
+        s.vector = np.eye(8, dtype=np.float32)[i % 8]
+    first, other = sel.lines[0], sel.lines[1]
+    other.vector = (first.vector + 0.1 * np.eye(8, dtype=np.float32)[7]) / np.linalg.norm(
+        first.vector + 0.1 * np.eye(8, dtype=np.float32)[7])  # the same fact in other words: cosine 0.995
+    cfg = QueryConfig(line_sigma=0.0, line_redundancy=0.9)
+    shown = [s.line for m, lines in pack_lines(sel, cfg, None, _count).lines.items() for s in lines]
+    assert first.line in shown and other.line not in shown
+    assert len(shown) == len(sel.lines) - 1  # lines that say something else all stay
+    kept_all = pack_lines(sel, cfg.with_(line_redundancy=None), None, _count)
+    assert other.line in [s.line for lines in kept_all.lines.values() for s in lines]
+    other.pinned = True  # a temporal slot's event is shown whatever it repeats
+    assert other.line in [s.line for lines in pack_lines(sel, cfg, None, _count).lines.values() for s in lines]
+
+
 def test_blocks_in_order_events_chronological_without_ids():
     a = make_anchor_set()
     sel = _unscored({"entities": a.entities[:2], "events": [a.events[2], a.events[0], a.events[6]],

@@ -107,11 +107,14 @@ def pack_lines(sel: LineSelection, config: QueryConfig, budget: int | None,
     if config.packing == "anchors":
         return _pack_whole_anchors(sel, config, budget, count)
     chosen: list[ScoredLine] = []
+    kept_vectors: list[np.ndarray] = []
     used = 0
     opened: set[str] = set()
     blocks_open: set[str] = set()
     for s in _eligible(sel, config):
         ln = s.line
+        if _repeats(s, kept_vectors, config.line_redundancy):
+            continue
         cost = count(_line_text(ln)) + 1
         if ln.anchor_id not in opened and ln.module != "events":
             cost += count(_head_text(sel, ln)) + 1
@@ -120,10 +123,19 @@ def pack_lines(sel: LineSelection, config: QueryConfig, budget: int | None,
         if budget is not None and used + cost > budget:
             continue  # a smaller line further down may still fit
         chosen.append(s)
+        if s.vector is not None:
+            kept_vectors.append(s.vector)
         used += cost
         opened.add(ln.anchor_id)
         blocks_open.add(ln.module)
     return render_lines(sel, chosen, count)
+
+
+def _repeats(s: ScoredLine, kept: list[np.ndarray], threshold: float | None) -> bool:
+    """True when an unpinned line says again what a packed line says (cosine of the stored vectors)."""
+    if threshold is None or s.pinned or s.vector is None or not kept:
+        return False
+    return float(np.max(np.stack(kept) @ s.vector)) >= threshold
 
 
 def _pack_whole_anchors(sel: LineSelection, config: QueryConfig, budget: int | None, count) -> InjectedContext:
