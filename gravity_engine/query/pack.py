@@ -107,14 +107,12 @@ def pack_lines(sel: LineSelection, config: QueryConfig, budget: int | None,
     if config.packing == "anchors":
         return _pack_whole_anchors(sel, config, budget, count)
     chosen: list[ScoredLine] = []
-    kept_vectors: list[np.ndarray] = []
+    packed = _Packed(config.line_redundancy)
     used = 0
     opened: set[str] = set()
     blocks_open: set[str] = set()
     for s in _eligible(sel, config):
         ln = s.line
-        if _repeats(s, kept_vectors, config.line_redundancy):
-            continue
         cost = count(_line_text(ln)) + 1
         if ln.anchor_id not in opened and ln.module != "events":
             cost += count(_head_text(sel, ln)) + 1
@@ -122,20 +120,37 @@ def pack_lines(sel: LineSelection, config: QueryConfig, budget: int | None,
             cost += count(_title(ln.module)) + 1
         if budget is not None and used + cost > budget:
             continue  # a smaller line further down may still fit
+        if not packed.take(s):
+            continue
         chosen.append(s)
-        if s.vector is not None:
-            kept_vectors.append(s.vector)
         used += cost
         opened.add(ln.anchor_id)
         blocks_open.add(ln.module)
     return render_lines(sel, chosen, count)
 
 
-def _repeats(s: ScoredLine, kept: list[np.ndarray], threshold: float | None) -> bool:
-    """True when an unpinned line says again what a packed line says (cosine of the stored vectors)."""
-    if threshold is None or s.pinned or s.vector is None or not kept:
-        return False
-    return float(np.max(np.stack(kept) @ s.vector)) >= threshold
+class _Packed:
+    """The stored vectors of the lines packed so far, to skip a line that says again what one of them says
+    (cosine >= ``threshold``; a line pinned by a temporal slot is always taken)."""
+
+    def __init__(self, threshold: float | None):
+        self.threshold = threshold
+        self.rows: np.ndarray | None = None
+        self.n = 0
+
+    def take(self, s: ScoredLine) -> bool:
+        if self.threshold is None or s.vector is None:
+            return True
+        if self.n and not s.pinned and float(np.max(self.rows[:self.n] @ s.vector)) >= self.threshold:
+            return False
+        if self.rows is None or self.n == len(self.rows):
+            grown = np.empty((max(32, 2 * self.n), len(s.vector)), dtype=np.float32)
+            if self.n:
+                grown[:self.n] = self.rows[:self.n]
+            self.rows = grown
+        self.rows[self.n] = s.vector
+        self.n += 1
+        return True
 
 
 def _pack_whole_anchors(sel: LineSelection, config: QueryConfig, budget: int | None, count) -> InjectedContext:
