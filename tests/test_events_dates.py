@@ -90,3 +90,25 @@ def test_no_question_event_without_a_named_doer_a_when_question_and_a_date_first
 def test_an_answer_that_dates_its_own_clause_adds_no_copy_of_the_question():
     events = _dialogue([("Ana", "When did you go to the lake?"), ("Ben", "Last weekend I went to the lake with my kids.")])
     assert [e.source_ids for e in events] == [["D1:2"]]
+
+
+@pytest.mark.parametrize("turns, what, people", [
+    ([("Ana", "How did the pitch go with Lena Ortiz?"), ("Ben", "Great! She signed off on it last Friday.")],
+     "Lena Ortiz signed off on it last Friday", ["Lena Ortiz"]),  # named a turn before
+    ([("Ana", "My sister Anna called. She moved to Chicago last year.")], "Anna moved to Chicago last year",
+     ["Anna"]),  # named before it in the same turn
+], ids=["turn-before", "same-turn"])
+def test_she_as_an_events_doer_is_the_person_named_before(turns, what, people):
+    event = next(e for e in _dialogue(turns) if e.what == what)
+    assert event.participants == people
+
+
+@pytest.mark.parametrize("turns", [
+    [("Ana", "She told me she quit her job yesterday.")],  # nobody named: stays as said
+    [("Ana", "Ben, do you remember Caroline?"), ("Ben", "Sure."), ("Ana", "Yes."), ("Ben", "Okay."),
+     ("Ana", "Well. She moved to Paris last week.")],  # named too long ago
+    [("Ana", "I met Ben for lunch. He got a new job last week.")],  # a speaker is "you", never "he"
+], ids=["nobody-named", "too-long-ago", "speaker"])
+def test_she_stays_she_without_a_recent_third_person(turns):
+    events = _dialogue(turns)
+    assert events and all(e.what.split()[0] in ("She", "He") for e in events if e.when_text), [e.what for e in events]

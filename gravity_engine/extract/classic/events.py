@@ -238,7 +238,8 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
     pronouns = speaker_pronouns([u.text for u in batch.utterances], speakers)
     events: list[Event] = []
     seen: set[str] = set()
-    for utt, doc in zip(batch.utterances, docs):
+    named = _NamedPeople(speakers)
+    for k, (utt, doc) in enumerate(zip(batch.utterances, docs)):
         others = [s for s in speakers if s != utt.speaker]
         other = others[0] if len(others) == 1 else None
         spans = find_time_expressions(utt.text, ref, tense_reader(doc))
@@ -278,7 +279,10 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
                 elif not ((subj.pos_ == "PROPN" or any(c.dep_ == "poss" and c.lower_ in ("my", "our")
                                                        for c in subj.children)) and lemma in EVENTIVE):
                     continue
-            what = _FILLER.sub("", third_person(tokens, utt.speaker, other, pronouns.get(utt.speaker, "they"))).strip()
+            referent = named.referent(subj, k) if subj is not None else None
+            forms = {subj.i: referent} if referent else None
+            what = _FILLER.sub("", third_person(tokens, utt.speaker, other, pronouns.get(utt.speaker, "they"),
+                                                forms)).strip()
             if implicit:
                 what = _implicit_prefix(utt.speaker, tokens[0]) + what[:1].lower() + what[1:]
             what = what[:1].upper() + what[1:]
@@ -287,9 +291,13 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
                 continue
             seen.add(key)
             used.update(t.i for t in tokens)
+            people = _participants(tokens, subj, utt.speaker, other, speakers)
+            if referent:  # "she" is the one named before; the speaker only when "me"/"my" is in the clause
+                mine = any(t.lower_ in ("me", "my", "us", "our") for t in tokens)
+                people = [referent, *(p for p in people if p != referent and (p != utt.speaker or mine))]
             event = Event(
                 id=f"ev-b{batch.index}-{len(events) + 1}", what=what,
-                participants=_participants(tokens, subj, utt.speaker, other, speakers),
+                participants=people,
                 where=_where(tokens, verb), session_id=batch.session_id, session_date=batch.session_time,
                 source_ids=[utt.id],
             )
@@ -309,8 +317,42 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
             events.append(event)
         _date_by_leftover_spans(events[first_of_utt:], event_spans, spans, doc, utt, other, speakers, batch, seen,
                                 events, pronouns)
+        named.saw(doc, k)
     _date_by_answers(batch, docs, events, seen, speakers, pronouns, ref)
     return events
+
+
+RECENT_UTTERANCES = 3  # "she" with nobody named before it in its utterance means a person named this recently
+
+
+class _NamedPeople:
+    """Who "he" or "she" as an event's doer means: the last person NER names before it in its utterance,
+    else the last one named in the batch's last few utterances; never a speaker ("she" in a two-person chat
+    is a third person) and nobody when nobody was named ("She signed off on it" stays as said)."""
+
+    def __init__(self, speakers: list[str]):
+        self.speakers = speakers
+        self.last: str | None = None
+        self.last_at = -RECENT_UTTERANCES - 1
+
+    def _name(self, ent) -> str | None:
+        if ent.label_ != "PERSON":
+            return None
+        name, _ = canonical_name(clean_name(ent.text), self.speakers)
+        return name if name and name not in self.speakers and name[:1].isupper() else None
+
+    def referent(self, subj, k: int) -> str | None:
+        if subj.lower_ not in ("he", "she"):
+            return None
+        before = [n for e in subj.doc.ents if e.end <= subj.i and (n := self._name(e))]
+        if before:
+            return before[-1]
+        return self.last if k - self.last_at <= RECENT_UTTERANCES else None
+
+    def saw(self, doc, k: int) -> None:
+        names = [n for e in doc.ents if (n := self._name(e))]
+        if names:
+            self.last, self.last_at = names[-1], k
 
 
 _ANSWER_OPENERS = {"oh", "um", "uh", "well", "so", "yeah", "yes", "yep", "haha", "hmm", "ah", "it", "'s", "was",
