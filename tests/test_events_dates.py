@@ -112,3 +112,14 @@ def test_she_as_an_events_doer_is_the_person_named_before(turns, what, people):
 def test_she_stays_she_without_a_recent_third_person(turns):
     events = _dialogue(turns)
     assert events and all(e.what.split()[0] in ("She", "He") for e in events if e.when_text), [e.what for e in events]
+
+
+def test_a_name_after_the_person_leaves_he_unresolved():
+    turns = [("Ana", "Marco added the tables. How's Biscuit doing, by the way?"),
+             ("Ben", "Fully back to his old self. He ran four miles with me this morning.")]
+    assert all(not e.what.startswith("Marco") for e in _dialogue(turns))
+
+
+def test_a_capitalised_word_opening_a_sentence_is_no_person_to_point_at():
+    turns = [("Ana", "Beginner's luck runs in the family, apparently."), ("Ben", "She flew back to Chicago this morning.")]
+    assert [e.what for e in _dialogue(turns)] == ["She flew back to Chicago this morning"]

@@ -18,7 +18,7 @@ from datetime import date, timedelta
 from ...anchors import Event
 from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
 from ..base import Batch
-from .entities import canonical_name, clean_name
+from .entities import NOT_NAMES, _looks_like_name, canonical_name, clean_name
 from .grammar import (clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader, third_person,
                       verb_tense)
 
@@ -238,7 +238,7 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
     pronouns = speaker_pronouns([u.text for u in batch.utterances], speakers)
     events: list[Event] = []
     seen: set[str] = set()
-    named = _NamedPeople(speakers)
+    named = _NamedPeople(speakers, docs)
     for k, (utt, doc) in enumerate(zip(batch.utterances, docs)):
         others = [s for s in speakers if s != utt.speaker]
         other = others[0] if len(others) == 1 else None
@@ -322,37 +322,53 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
     return events
 
 
-RECENT_UTTERANCES = 3  # "she" with nobody named before it in its utterance means a person named this recently
+RECENT_UTTERANCES = 1  # "she" with nobody named before it in its turn means a person named in the turn before
 
 
 class _NamedPeople:
-    """Who "he" or "she" as an event's doer means: the last person NER names before it in its utterance,
-    else the last one named in the batch's last few utterances; never a speaker ("she" in a two-person chat
-    is a third person) and nobody when nobody was named ("She signed off on it" stays as said)."""
+    """Who "he" or "she" as an event's doer means: the person NER names last before it in its turn, else the
+    one named last in the turn before; never a speaker ("she" in a two-person chat is a third person). Nobody
+    when another name comes after that person's ("How's Biscuit doing?" - "He ran four miles": the dog, whom
+    NER does not call a person), or when nobody was named: the clause then stays as said."""
 
-    def __init__(self, speakers: list[str]):
+    def __init__(self, speakers: list[str], docs: list):
         self.speakers = speakers
         self.last: str | None = None
         self.last_at = -RECENT_UTTERANCES - 1
+        # A one-word "person" opening a sentence is often a capitalised word ("Beginner's luck ..."): it counts
+        # when the batch also names it inside a sentence.
+        self.inside = {e.text for d in docs for e in d.ents if e.label_ == "PERSON" and e.start != e.sent.start}
 
     def _name(self, ent) -> str | None:
-        if ent.label_ != "PERSON":
+        if ent.label_ != "PERSON" or (len(ent) == 1 and ent.start == ent.sent.start and ent.text not in self.inside):
             return None
         name, _ = canonical_name(clean_name(ent.text), self.speakers)
-        return name if name and name not in self.speakers and name[:1].isupper() else None
+        if not name or name in self.speakers or not _looks_like_name(name) or name.lower() in NOT_NAMES:
+            return None
+        return name
+
+    def _last_named(self, doc, end: int) -> str | None:
+        """The person named last before token ``end``, unless another proper name follows it."""
+        person, after = None, -1
+        for e in doc.ents:
+            if e.end <= end and (n := self._name(e)):
+                person, after = n, e.end
+        if person is None:
+            return None
+        speakers = {w.lower() for sp in self.speakers for w in sp.split()}
+        later = [t for t in doc[after:end] if t.pos_ == "PROPN" and t.lower_ not in speakers]
+        return None if later else person
 
     def referent(self, subj, k: int) -> str | None:
         if subj.lower_ not in ("he", "she"):
             return None
-        before = [n for e in subj.doc.ents if e.end <= subj.i and (n := self._name(e))]
-        if before:
-            return before[-1]
+        before = self._last_named(subj.doc, subj.i)
+        if before or any(self._name(e) for e in subj.doc.ents if e.end <= subj.i):
+            return before
         return self.last if k - self.last_at <= RECENT_UTTERANCES else None
 
     def saw(self, doc, k: int) -> None:
-        names = [n for e in doc.ents if (n := self._name(e))]
-        if names:
-            self.last, self.last_at = names[-1], k
+        self.last, self.last_at = self._last_named(doc, len(doc)), k
 
 
 _ANSWER_OPENERS = {"oh", "um", "uh", "well", "so", "yeah", "yes", "yep", "haha", "hmm", "ah", "it", "'s", "was",
