@@ -123,3 +123,9 @@ def test_a_name_after_the_person_leaves_he_unresolved():
 def test_a_capitalised_word_opening_a_sentence_is_no_person_to_point_at():
     turns = [("Ana", "Beginner's luck runs in the family, apparently."), ("Ben", "She flew back to Chicago this morning.")]
     assert [e.what for e in _dialogue(turns)] == ["She flew back to Chicago this morning"]
+
+
+def test_she_and_i_keeps_the_speaker_among_the_participants():
+    turns = [("Ana", "Have you met Lena Ortiz?"), ("Ben", "Yes! She and I went climbing last Saturday.")]
+    event = next(e for e in _dialogue(turns) if "climbing" in e.what)
+    assert (event.what, event.participants) == ("Lena Ortiz and Ben went climbing last Saturday", ["Lena Ortiz", "Ben"])

@@ -292,8 +292,8 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
             seen.add(key)
             used.update(t.i for t in tokens)
             people = _participants(tokens, subj, utt.speaker, other, speakers)
-            if referent:  # "she" is the one named before; the speaker only when "me"/"my" is in the clause
-                mine = any(t.lower_ in ("me", "my", "us", "our") for t in tokens)
+            if referent:  # "she" is the one named before; the speaker only when "I"/"me"/"my" is in the clause
+                mine = any(t.lower_ in ("i", "me", "my", "we", "us", "our") for t in tokens)
                 people = [referent, *(p for p in people if p != referent and (p != utt.speaker or mine))]
             event = Event(
                 id=f"ev-b{batch.index}-{len(events) + 1}", what=what,
