@@ -281,11 +281,10 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
                     continue
             referent = named.referent(subj, k) if subj is not None else None
             forms = {subj.i: referent} if referent else None
-            what = _FILLER.sub("", third_person(tokens, utt.speaker, other, pronouns.get(utt.speaker, "they"),
-                                                forms)).strip()
+            what = _reworded(tokens, utt.speaker, other, pronouns, forms)
             if implicit:
                 what = _implicit_prefix(utt.speaker, tokens[0]) + what[:1].lower() + what[1:]
-            what = what[:1].upper() + what[1:]
+                what = what[:1].upper() + what[1:]
             key = what.lower()
             if key in seen or len(what.split()) < 3:
                 continue
@@ -435,9 +434,7 @@ def _date_by_answers(batch: Batch, docs: list, events: list[Event], seen: set[st
         if span is None or span.text.lower() in _VAGUE_SPAN_WORDS or any(
                 e.source_ids == [answer.id] and e.when_text == span.text for e in events):
             continue  # no date up front, or the answer's own clause took it ("Last week I went to ...")
-        what = third_person(tokens, asked.speaker, answer.speaker, pronouns.get(asked.speaker, "they"), forms)
-        what = _FILLER.sub("", what).strip()
-        what = what[:1].upper() + what[1:]
+        what = _reworded(tokens, asked.speaker, answer.speaker, pronouns, forms)
         if what.lower() in seen or len(what.split()) < 2:
             continue
         seen.add(what.lower())
@@ -447,6 +444,14 @@ def _date_by_answers(batch: Batch, docs: list, events: list[Event], seen: set[st
                       source_ids=[asked.id, answer.id])
         _set_span(event, span)
         events.append(event)
+
+
+def _reworded(tokens, speaker: str, other: str | None, pronouns: dict[str, str],
+              forms: dict[int, str] | None = None) -> str:
+    """An event's text: the clause in the third person (``third_person``), chat fillers off its front,
+    capitalised."""
+    what = _FILLER.sub("", third_person(tokens, speaker, other, pronouns.get(speaker, "they"), forms)).strip()
+    return what[:1].upper() + what[1:]
 
 
 def _hang_verb(tok):
@@ -514,8 +519,7 @@ def _date_by_leftover_spans(utt_events: list[Event], event_spans: dict, spans: l
         tokens = [t for t in tokens if not t.is_punct or t.text in ("-", "'")]
         if len(tokens) < 3:
             continue
-        what = _FILLER.sub("", third_person(tokens, utt.speaker, other, pronouns.get(utt.speaker, "they"))).strip()
-        what = what[:1].upper() + what[1:]
+        what = _reworded(tokens, utt.speaker, other, pronouns)
         if what.lower() in seen or len(what.split()) < 3:
             continue
         seen.add(what.lower())
