@@ -173,7 +173,7 @@ export default function (component) {
     }
     // An unconnected entity's label gets the room to the next one in its grid row: cut at first, whole
     // once zoomed in enough (the full name is in the tooltip).
-    const slot = ((data.grid_step || 1.3) / (x1 - x0)) * width * state.view.k;
+    const slot = (data.grid_step / (x1 - x0)) * width * state.view.k;
     for (const [el, n] of labels) {
       const [cx, cy] = px(n.x, n.y);
       const gap = n.r + 4;

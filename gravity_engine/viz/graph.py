@@ -24,6 +24,8 @@ _INVERSE_WORDS = {"child": "parent", "mentee": "mentor", "student": "teacher", "
 LABEL_LIMIT = 80
 # The spacing of the grid of unconnected entities under the components, in layout units.
 GRID_STEP = 1.3
+# Components up to this size get the Kamada-Kawai layout (all-pairs distances: quadratic), bigger ones the spring one.
+KK_MAX_NODES = 150
 
 def _session_of(source_ids: Iterable[str], session_by_utt: dict[str, str]) -> set[str]:
     return {session_by_utt[s] for s in source_ids if s in session_by_utt}
@@ -148,7 +150,10 @@ def layout(g: nx.Graph, seed: int = 7) -> dict[str, tuple[float, float]]:
         sub = nx.Graph()
         sub.add_nodes_from(comp)
         sub.add_edges_from(g.edges(comp))
-        local = nx.spring_layout(sub, seed=seed, k=1.6 / math.sqrt(len(comp)), iterations=80)
+        # Kamada-Kawai puts nodes as far apart as their graph distance (a star's leaves evenly round it, no edge
+        # squashed to a stub); the spring layout, left to chance, drew some edges shorter than their labels.
+        local = (nx.kamada_kawai_layout(sub) if len(comp) <= KK_MAX_NODES else
+                 nx.spring_layout(sub, seed=seed, k=1.6 / math.sqrt(len(comp)), iterations=80))
         if x > 0 and x + 2 * radius > row_width:
             x, y, row_height = 0.0, y - row_height - 0.8, 0.0
         for n, (px, py) in local.items():
@@ -182,10 +187,10 @@ def graph_frames(g: nx.Graph, pos: Mapping[str, tuple[float, float]],
     nodes = pd.DataFrame([{
         "id": n, "name": d["name"], "type": d["type"], "mentions": int(d["mentions"]), "degree": g.degree(n),
         "aliases": ", ".join(d["aliases"]), "about": (d["description"] or "")[:160],
-        "x": pos[n][0], "y": pos[n][1], "size": node_size(int(d["mentions"])) ** 2,
+        "x": pos[n][0], "y": pos[n][1], "r": round(node_size(int(d["mentions"])) / 2, 1),
         "label": d["name"] if n in labelled else "", "label_side": _label_side(g, pos, n),
     } for n, d in g.nodes(data=True)], columns=["id", "name", "type", "mentions", "degree", "aliases", "about", "x",
-                                                "y", "size", "label", "label_side"])
+                                                "y", "r", "label", "label_side"])
     rows = []
     for u, v, d in g.edges(data=True):
         for (kind, _), rel in d["relations"].items():
@@ -237,9 +242,8 @@ def graph_view(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | None
     the number of nodes unless given."""
     types = sorted(set(nodes["type"]))
     node_rows = [{
-        "id": r.id, "type": r.type, "color": type_color(r.type), "r": round(node_size(int(r.mentions)) / 2, 1),
-        "x": float(r.x), "y": float(r.y), "label": r.label, "side": r.label_side, "focus": r.id == selected,
-        "name": r.name, "grid": int(r.degree) == 0,
+        "id": r.id, "type": r.type, "color": type_color(r.type), "r": float(r.r), "x": float(r.x), "y": float(r.y),
+        "label": r.label, "side": r.label_side, "focus": r.id == selected, "grid": int(r.degree) == 0,
         "tip": [[k, str(v)] for k, v in (("entity", r.name), ("type", r.type), ("mentions", r.mentions),
                                          ("edges", r.degree), ("also called", r.aliases), ("description", r.about))
                 if v not in ("", None)],
