@@ -28,7 +28,7 @@ __all__ = ["ClassicExtractor"]
 
 # Bump when a change to this backend changes what it extracts: checkpoints and stores record it, so a
 # rebuild re-extracts instead of reusing batches the old code wrote.
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 PERSON_PET_CUES = 3  # utterances with pet words that make a person-typed name a pet (2 for other types)
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
@@ -102,7 +102,7 @@ class ClassicExtractor:
     def _from_docs(self, batch: Batch, docs: list) -> BatchAnchors:
         for utt, doc in zip(batch.utterances, docs):
             self._chunks[utt.id] = noun_phrases(doc)
-        entities = extract_entities(batch, docs)
+        entities = extract_entities(batch, docs, self.spacy_model)
         events = extract_events(batch, docs)
         return BatchAnchors(entities=entities, events=events,
                             stats={"utterances": len(batch.utterances),

@@ -24,8 +24,10 @@ import re
 from ...anchors import Attribute, Entity, Relation
 from ..base import Batch
 from ...timeparse import find_time_expressions, parse_datetime
+from .answers import Answered, answered_statements
 from .facts import FACT_KEY, _hedged, facts_of_doc
 from .grammar import is_first_person, span_text, speaker_pronouns, subject_of, tense_reader
+from .nlp import SPACY_MODEL, parse
 from .patterns import relation_matches
 
 NER_TYPES = {
@@ -195,6 +197,7 @@ class ProfileBook:
         self.utterance_index = 0
         self.last_org: str | None = None  # what "there" points at in "I'm an analyst there"
         self.last_org_at = -10
+        self.counting = True  # False while reading a question-answer statement: its names were counted as said
 
     def canonical(self, name: str) -> tuple[str, str | None]:
         return canonical_name(name, self.speakers)
@@ -228,7 +231,7 @@ class ProfileBook:
         if alias and alias not in ent.aliases:
             ent.aliases.append(alias)
         if source_id:
-            ent.mentions += 1
+            ent.mentions += self.counting
             if source_id not in ent.source_ids:
                 ent.source_ids.append(source_id)
         return ent
@@ -798,6 +801,9 @@ _WHY = {"lives_in": "place where {who} lives", "moved_from": "place {who} moved 
         "volunteers_at": "organization where {who} volunteers", "studies_at": "where {who} studies",
         "member_of": "group {who} belongs to", "works_on": "project {who} works on"}
 _MEMBER_VERBS = {"join", "rejoin"}
+_THERE_ADVERBS = {"up", "down", "back", "over", "out", "away"}
+_SCHOOL_HEADS = {"school", "primary", "secondary", "academy", "college", "university", "polytechnic", "institute",
+                 "kindergarten", "preschool", "nursery", "conservatoire", "conservatory"}
 _DEGREE_NOUNS = {"msc", "bsc", "ma", "ba", "mba", "phd", "doctorate", "degree", "masters", "master", "bachelor",
                  "course", "diploma", "apprenticeship", "pgce", "undergrad", "postgrad", "residency"}
 _STUDENT_NOUNS = {"student", "undergrad", "undergraduate", "postgrad", "phd", "fresher", "sophomore", "junior",
@@ -812,7 +818,8 @@ _HOME_NOUNS = {"flat", "house", "home", "apartment", "place", "street", "neighbo
 
 
 def _target_name(pobj) -> str | None:
-    if pobj is None or pobj.pos_ != "PROPN" or not pobj.text[:1].isupper():
+    # the small tagger often makes a town a common noun ("Leeds" NNS), while NER still calls it a place
+    if pobj is None or not pobj.text[:1].isupper() or (pobj.pos_ != "PROPN" and pobj.ent_type_ not in ("GPE", "LOC")):
         return None
     name = _full_name(pobj)
     return name if _looks_like_name(name) and name.lower() not in NOT_NAMES else None
@@ -893,8 +900,14 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
             key = _PLACE_VERBS.get((lemma, prep.lower_))
             if key in ("works_at", "works_on", "studies_at"):
                 _relate(book, who, key, next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
+    school = next((c for c in children if c.dep_ == "dobj"), None) if lemma == "attend" else None
+    if school is not None and not negated and not conditional and \
+            _full_name(school).lower().split()[-1] in _SCHOOL_HEADS:
+        _relate(book, who, "studies_at", school, source_id)  # "Maya will attend Bruntsfield Primary"
     if negated or conditional or future:
         return
+    if lemma == "be":
+        _still_there(book, verb, who, source_id)
     if lemma == "be":
         for c in children:
             if c.dep_ == "attr" and c.pos_ == "NOUN":
@@ -978,6 +991,33 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
             book.attribute(speaker, key, _phrase(pobj, 6), source_id)  # "I live in a small town"
 
 
+def _still_there(book: ProfileBook, verb, who: Entity, source_id: str) -> None:
+    """Being somewhere as a lasting state: "Mum's still up in Harrogate" (lives there), "she's still at
+    Severnside Uni" (studies there), "Carys is at Drakeshead Marine Lab now" (works there). "still" says a
+    state for both; "now" only for an organisation ("I'm in Lisbon now" may be a trip)."""
+    kids = list(verb.children)
+    adverbs = {c.lower_ for c in kids if c.dep_ == "advmod"}
+    if not adverbs & {"still", "now"} or who.type != "person":
+        return
+    # "still up in Leeds": the place hangs on the particle-like adverb
+    preps = [c for c in kids if c.dep_ == "prep"] + [g for c in kids if c.dep_ == "advmod" and c.lower_ in
+                                                     _THERE_ADVERBS for g in c.children if g.dep_ == "prep"]
+    for prep in preps:
+        pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
+        name = _target_name(pobj)
+        if name is None:
+            continue
+        known = book.get(name)
+        if prep.lower_ == "in" and "still" in adverbs and (pobj.ent_type_ in ("GPE", "LOC") or (
+                known is not None and known.type == "place")):
+            _relate(book, who, "lives_in", pobj, source_id)
+        elif prep.lower_ == "at":
+            if name.lower().split()[-1] in _SCHOOL_HEADS | {"uni"}:
+                _relate(book, who, "studies_at", pobj, source_id)
+            elif suffix_type(name) == "organization" or (known is not None and _named_org(known)):
+                _relate(book, who, "works_at", pobj, source_id)
+
+
 def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
     """"at my job at Northwind", "my new position at Globex": works_at without a work verb."""
     for tok in doc:
@@ -1007,13 +1047,19 @@ def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> No
                     pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.ent_type_ in ("GPE", "LOC", "")), None)
                     if pobj is not None:
                         _relate(book, owner, "lives_in", pobj, source_id)
-        # "here in York", "back home in Leeds"
-        if tok.lower_ in ("here", "home") and tok.dep_ in ("advmod", "npadvmod", "dobj"):
+        # "back home in Leeds" said of oneself; "here in York", "an interview here in Bristol" whoever it is about
+        if tok.lower_ in ("here", "home") and tok.dep_ in ("advmod", "npadvmod", "dobj") and \
+                not tok.sent.text.rstrip().endswith("?"):
             verb = tok.head
-            if is_first_person(subject_of(verb)) if verb.pos_ in ("VERB", "AUX") else False:
-                for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ == "in"):
-                    pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.ent_type_ == "GPE"), None)
-                    if pobj is not None:
+            if tok.lower_ == "here" or (is_first_person(subject_of(verb)) if verb.pos_ in ("VERB", "AUX") else False):
+                # the parser hangs "in Bristol" on "here" or beside it, on the same head
+                after = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
+                for prep in {c for c in [*tok.children, after] if c is not None and c.dep_ == "prep" and
+                             c.lower_ == "in"}:
+                    pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
+                    # NER often calls the town an organisation here ("here in Bristol")
+                    if pobj is not None and (pobj.ent_type_ == "GPE" or (
+                            tok.lower_ == "here" and pobj.ent_type_ in ("ORG", "PERSON", "LOC"))):
                         _relate(book, speaker, "lives_in", pobj, source_id)
         # "my friend Kenta in Osaka": a named person in a city
         if tok.pos_ == "PROPN" and (known := book.get(_full_name(tok))) is not None and known.type == "person" and \
@@ -1090,16 +1136,25 @@ def _subject_entity(book: ProfileBook, verb, speaker: Entity, other: str | None,
     return _owner(book, subj, speaker, other, source_id)
 
 
-def extract_entities(batch: Batch, docs: list) -> list[Entity]:
-    """Profiles for the batch: one per speaker and per named thing, with attributes, relations and facts."""
+def extract_entities(batch: Batch, docs: list, spacy_model: str = SPACY_MODEL) -> list[Entity]:
+    """Profiles for the batch: one per speaker and per named thing, with attributes, relations and facts.
+
+    The statements that question-answer pairs make (``answers.py``) are parsed with ``spacy_model`` and read
+    like an utterance of the answerer; what they yield cites the question and the answer."""
     book = ProfileBook(batch)
     ref = parse_datetime(batch.session_time) if batch.session_time else None
     pronouns = speaker_pronouns([u.text for u in batch.utterances], book.speakers)
+    answered = answered_statements(batch.utterances, docs)
+    by_answer: dict[int, list[tuple[Answered, object]]] = {}
+    for a, a_doc in zip(answered, parse([a.text for a in answered], spacy_model) if answered else []):
+        by_answer.setdefault(a.index, []).append((a, a_doc))
     for k, (utt, doc) in enumerate(zip(batch.utterances, docs)):
         book.utterance_index = k
         speaker = book.entity(utt.speaker, "person", utt.id)
         others = [s for s in book.speakers if s != utt.speaker]
         other = others[0] if len(others) == 1 else None
+        for a, a_doc in by_answer.get(k, []):
+            _read_answer(book, a, a_doc, speaker, other, ref, pronouns)
         in_entity: set[int] = set()
         for ent in doc.ents:
             in_entity.update(range(ent.start, ent.end))
@@ -1128,23 +1183,7 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
                 run = []
         _place_types(book, doc, utt.id)
         _person_types(book, doc, utt.id)
-        _kin_names(book, doc, speaker, utt.id)
-        _addressed_kin(book, doc, speaker, other, utt.id)
-        _noun_patterns(book, doc, speaker, other, utt.id)
-        _job_patterns(book, doc, speaker, utt.id)
-        _matched_relations(book, doc, speaker, other, utt.id)
-        for tok in doc:
-            if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass") or \
-                    (tok.dep_ == "xcomp" and tok.lemma_.lower() not in _BUILD_VERBS | {"work"}) or \
-                    tok.sent.text.rstrip().endswith("?"):
-                continue  # "I started working on Atlas": the xcomp carries the relation
-            who = _subject_entity(book, tok, speaker, other, utt.id)
-            subj = subject_of(tok)
-            if who is None and other and subj is not None and subj.lower_ == "you" and (
-                    tok.lemma_.lower() in _LIKE or tok.lemma_.lower() == "stand"):
-                who = book.entity(other, "person", utt.id)  # "you hate flying": a statement about the listener
-            if who is not None and who.type in ("person", "other"):
-                _verb_patterns(book, tok, who, speaker, utt.id)
+        _read_relations(book, doc, speaker, other, utt.id)
         last_named = -1
         for t in doc:  # a name already known as a person ("my sister Ana"), whatever NER made of it
             if t.pos_ == "PROPN" and (known := book.get(_full_name(t))) is not None and known.type == "person" \
@@ -1161,15 +1200,62 @@ def extract_entities(batch: Batch, docs: list) -> list[Entity]:
             elif known is not None and _named_org(known):
                 book.last_org = known.name
                 book.last_org_at = book.utterance_index
-        spans = find_time_expressions(utt.text, ref, tense_reader(doc)) if ref else []
-        people = {e.name for e in book.entities() if e.type == "person"}
-        for fact in facts_of_doc(doc, utt.speaker, other, utt.id, spans, pronouns.get(utt.speaker, "they"), people):
-            holder = speaker
-            if fact.about:
-                if not _looks_like_name(fact.about) or fact.about.lower() in NOT_NAMES:
-                    continue
-                holder = book.entity(fact.about, "other", utt.id, fact.text)
-                if holder.type not in ("person", "pet", "other"):
-                    continue
-            book.attribute(holder, FACT_KEY, fact.text, utt.id)
+        _read_facts(book, doc, utt.text, speaker, other, utt.id, ref, pronouns)
     return book.entities()
+
+
+def _read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
+    """Relations and attributes from every pattern of a parsed utterance."""
+    _kin_names(book, doc, speaker, source_id)
+    _addressed_kin(book, doc, speaker, other, source_id)
+    _noun_patterns(book, doc, speaker, other, source_id)
+    _job_patterns(book, doc, speaker, source_id)
+    _matched_relations(book, doc, speaker, other, source_id)
+    for tok in doc:
+        if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass") or \
+                (tok.dep_ == "xcomp" and tok.lemma_.lower() not in _BUILD_VERBS | {"work"}) or \
+                (tok.sent.text.rstrip().endswith("?") and tok.dep_ != "relcl"):
+            # "I started working on Atlas": the xcomp carries the relation; a question states nothing, but
+            # its relative clause takes its content as known ("Carys who moved to Plymouth?")
+            continue
+        who = _subject_entity(book, tok, speaker, other, source_id)
+        subj = subject_of(tok)
+        if who is None and other and subj is not None and subj.lower_ == "you" and (
+                tok.lemma_.lower() in _LIKE or tok.lemma_.lower() == "stand"):
+            who = book.entity(other, "person", source_id)  # "you hate flying": a statement about the listener
+        if who is not None and who.type in ("person", "other"):
+            _verb_patterns(book, tok, who, speaker, source_id)
+
+
+def _read_facts(book: ProfileBook, doc, text: str, speaker: Entity, other: str | None, source_id: str,
+                ref, pronouns: dict[str, str]) -> None:
+    spans = find_time_expressions(text, ref, tense_reader(doc)) if ref else []
+    people = {e.name for e in book.entities() if e.type == "person"}
+    for fact in facts_of_doc(doc, speaker.name, other, source_id, spans, pronouns.get(speaker.name, "they"), people):
+        holder = speaker
+        if fact.about:
+            if not _looks_like_name(fact.about) or fact.about.lower() in NOT_NAMES:
+                continue
+            holder = book.entity(fact.about, "other", source_id, fact.text)
+            if holder.type not in ("person", "pet", "other"):
+                continue
+        book.attribute(holder, FACT_KEY, fact.text, source_id)
+
+
+def _read_answer(book: ProfileBook, answered: Answered, doc, speaker: Entity, other: str | None, ref,
+                 pronouns: dict[str, str]) -> None:
+    """A question-answer pair's statement, read as the answerer's utterance: what it yields cites both turns
+    (and counts no new mention: both turns were counted as said)."""
+    before = {id(x) for e in book.entities() for x in (*e.relations, *e.attributes)
+              if answered.answer_id in x.source_ids}
+    book.counting = False
+    try:
+        _place_types(book, doc, answered.answer_id)
+        _read_relations(book, doc, speaker, other, answered.answer_id)
+        _read_facts(book, doc, answered.text, speaker, other, answered.answer_id, ref, pronouns)
+    finally:
+        book.counting = True
+    for e in book.entities():
+        for x in (*e.relations, *e.attributes):
+            if id(x) not in before and answered.answer_id in x.source_ids and answered.question_id not in x.source_ids:
+                x.source_ids.insert(x.source_ids.index(answered.answer_id), answered.question_id)

@@ -1,0 +1,130 @@
+"""Question-answer pairs: a short answer states what its question asked, in the answerer's voice, and what
+the entity patterns read from that statement cites both turns. Invented sentences in the style of the DEV
+conversations (``sample_data/gold/dev/``), never the held-out TEST ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_classic_extractor import _facts, _one_batch, _rels
+
+from gravity_engine.conversation import Utterance
+from gravity_engine.extract.classic.answers import answered_statements
+from gravity_engine.extract.classic.nlp import parse
+
+
+def _statement(question: str, answer: str, asker: str = "Tomas", answerer: str = "Nadia") -> str | None:
+    utts = [Utterance(id="q", speaker=asker, text=question, session_id="s1"),
+            Utterance(id="a", speaker=answerer, text=answer, session_id="s1")]
+    found = answered_statements(utts, parse([question, answer]))
+    assert len(found) <= 1
+    if not found:
+        return None
+    assert (found[0].question_id, found[0].answer_id, found[0].speaker, found[0].index) == ("q", "a", answerer, 1)
+    return found[0].text
+
+
+@pytest.mark.parametrize("question, answer, statement", [
+    ("Of course she was. Does she still live in Salthill?", "Yes, in the same house.", "she still lives in Salthill"),
+    ("Which school will Maya attend?", "Bruntsfield Primary. She starts in P3.", "Maya will attend Bruntsfield Primary"),
+    ("Where does Raj work?", "At Nordfield Games.", "Raj works at Nordfield Games"),
+    ("Are you still at Acme?", "Yes!", "I am still at Acme"),
+    ("Do you still work at Brightwater?", "Yeah, for now.", "I still work at Brightwater"),
+    ("Which team does Lukas play for?", "The Red Kites.", "Lukas plays for The Red Kites"),
+    ("What's your dog called?", "Pepper.", "my dog's called Pepper"),
+    ("Have you joined the Harbor Striders yet?", "Yes, last week.", "I have joined the Harbor Striders"),
+    ("Did your brother move to Cork?", "Yep, in June.", "my brother moved to Cork"),
+    ("So did I tell you about Oslo?", "Yes.", "you told me about Oslo"),
+])
+def test_a_short_answer_states_what_was_asked_in_the_answerers_voice(question, answer, statement):
+    assert _statement(question, answer) == statement
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Does she still live in Salthill?", "No, she moved last year."),  # a no
+    ("Does she still live in Salthill?", "Yes, but not for long."),  # a yes taken back
+    ("Does she still live in Salthill?", "She does, by the promenade."),  # a full answer: read on its own
+    ("What did you think?", "Great film."),  # an opinion: no name, no number
+    ("Where does Raj work?", "He works remotely for Nordfield Games."),  # a sentence, not a fragment
+    ("Why did Raj leave?", "Money."),  # why/how/when: nothing a fragment can fill
+    ("When do you get the keys?", "On the 16th of August."),  # dated by the events module
+    ("Nice, isn't it?", "Yes."),  # no subject to state anything of
+])
+def test_no_statement_without_a_plain_yes_or_a_named_fragment(question, answer):
+    assert _statement(question, answer) is None
+
+
+def test_a_turn_answers_only_the_other_speakers_question():
+    utts = [Utterance(id="q", speaker="Nadia", text="Does Raj work at Nordfield Games?", session_id="s1"),
+            Utterance(id="a", speaker="Nadia", text="Yes.", session_id="s1")]
+    assert answered_statements(utts, parse([u.text for u in utts])) == []
+
+
+@pytest.mark.parametrize("lines, subject, predicate, target", [
+    ([("Tomas", "My mum Orla is tougher than all of us."), ("Tomas", "Does she still live in Salthill?"),
+      ("Nadia", "Yes, in the same house by the promenade.")], "Orla", "lives_in", "Salthill"),
+    ([("Tomas", "Which school will Maya attend?"), ("Nadia", "Bruntsfield Primary.")], "Maya", "studies_at",
+     "Bruntsfield Primary"),
+    ([("Tomas", "Where does Priya work these days?"), ("Nadia", "At Nordfield Games.")], "Priya", "works_at",
+     "Nordfield Games"),
+    ([("Tomas", "Do you still live in Galway?"), ("Nadia", "Yeah, same flat.")], "Nadia", "lives_in", "Galway"),
+    ([("Tomas", "Have you joined the Harbour Rowing Club yet?"), ("Nadia", "Yes!")], "Nadia", "member_of",
+     "Harbour Rowing Club"),
+])
+def test_relations_said_across_a_question_and_its_answer_cite_both_turns(lines, subject, predicate, target):
+    profiles = _one_batch([*lines, ("Tomas", "Nice.")])
+    ids = _rels(profiles[subject]).get((predicate, target))
+    assert ids is not None, {n: _rels(p) for n, p in profiles.items()}
+    assert ids[-2:] == [f"u{len(lines) - 2}", f"u{len(lines) - 1}"]
+
+
+def test_an_answered_statement_is_a_fact_of_its_subject_and_counts_no_extra_mention():
+    profiles = _one_batch([("Tomas", "Which school will Maya attend?"), ("Nadia", "Bruntsfield Primary."),
+                           ("Tomas", "Nice.")])
+    assert _facts(profiles["Maya"]).get("Maya will attend Bruntsfield Primary") == ["u0", "u1"]
+    assert profiles["Bruntsfield Primary"].mentions == 1
+
+
+def test_a_no_states_nothing():
+    profiles = _one_batch([("Tomas", "Do you still live in Galway?"), ("Nadia", "No, we moved."), ("Tomas", "Oh.")])
+    assert ("lives_in", "Galway") not in _rels(profiles["Nadia"])
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Do you have any goals you're working towards?", "Yeah, I'm hoping to get into Harvard."),  # open question
+    ("Is it a martial arts place or a yoga studio?", "Yup, a yoga studio."),  # a choice
+    ("Could you tell me more about Oslo?", "Yeah, sure."),  # a request
+    ("Can I see a picture of Rufus?", "Sure!"),  # a request
+    ("Do you use that computer for gaming?", "Yep!"),  # nothing named: small talk
+    ("Did you make it in Oslo?", "Yeah, I made it in pottery class."),  # a whole answer, read on its own
+    ("What's your favourite game?", "Thanks, Tomas! I love Catan."),  # thanks to the asker, not the answer
+    ("What's the story behind that sign?", "Oh, that one?"),  # no name, no number
+    ("What are their names? And where do they live?", "Luna and Oliver."),  # which question does it answer?
+])
+def test_no_statement_from_small_talk_requests_or_replies_to_the_asker(question, answer):
+    assert _statement(question, answer) is None
+
+
+@pytest.mark.parametrize("lines, subject, predicate, target", [
+    ([("Tomas", "Priya left."), ("Nadia", "Priya who moved to Plymouth?")], "Priya", "lives_in", "Plymouth"),
+    ([("Tomas", "Callum's coming on Saturday."), ("Nadia", "Is he still up in Leeds?"), ("Tomas", "Yep.")],
+     "Callum", "lives_in", "Leeds"),
+    ([("Tomas", "Priya is at Drakeshead Marine Lab now.")], "Priya", "works_at", "Drakeshead Marine Lab"),
+    ([("Tomas", "Is Orla still at Kirkgate Uni?"), ("Nadia", "Yes, second year.")], "Orla", "studies_at",
+     "Kirkgate Uni"),
+    ([("Tomas", "He's got an interview here in Bristol.")], "Tomas", "lives_in", "Bristol"),
+])
+def test_states_said_with_still_now_here_or_inside_a_question(lines, subject, predicate, target):
+    profiles = _one_batch([*lines, ("Nadia", "Nice.")])
+    assert (predicate, target) in _rels(profiles[subject]), {n: _rels(p) for n, p in profiles.items()}
+
+
+@pytest.mark.parametrize("said", [
+    "I'm in Lisbon now.",  # "now" in a town may be a trip
+    "Is Orla still in Leeds?",  # asked, not answered
+    "Orla isn't at Drakeshead Marine Lab any more.",  # negated
+])
+def test_no_lasting_place_from_trips_questions_or_negations(said):
+    profiles = _one_batch([("Tomas", "Orla called."), ("Tomas", said), ("Nadia", "Oh.")])
+    assert not any(p in ("lives_in", "works_at") for p, _ in _rels(profiles.get("Orla", profiles["Tomas"])))
+    assert not any(p == "lives_in" for p, _ in _rels(profiles["Tomas"]))
