@@ -31,7 +31,7 @@ def _statement(question: str, answer: str, asker: str = "Tomas", answerer: str =
     ("Are you still at Acme?", "Yes!", "I am still at Acme"),
     ("Do you still work at Brightwater?", "Yeah, for now.", "I still work at Brightwater"),
     ("Which team does Lukas play for?", "The Red Kites.", "Lukas plays for The Red Kites"),
-    ("What's your dog called?", "Pepper.", "my dog's called Pepper"),
+    ("What's your dog called?", "Pepper.", "my dog is called Pepper"),
     ("Have you joined the Harbor Striders yet?", "Yes, last week.", "I have joined the Harbor Striders"),
     ("Did your brother move to Cork?", "Yep, in June.", "my brother moved to Cork"),
     ("So did I tell you about Oslo?", "Yes.", "you told me about Oslo"),
@@ -128,3 +128,41 @@ def test_no_lasting_place_from_trips_questions_or_negations(said):
     profiles = _one_batch([("Tomas", "Orla called."), ("Tomas", said), ("Nadia", "Oh.")])
     assert not any(p in ("lives_in", "works_at") for p, _ in _rels(profiles.get("Orla", profiles["Tomas"])))
     assert not any(p == "lives_in" for p, _ in _rels(profiles["Tomas"]))
+
+
+def test_an_answer_that_dates_a_named_thing_is_an_event_citing_both_turns():
+    from gravity_engine.extract.base import Batch
+    from gravity_engine.extract.classic.events import extract_events
+
+    utts = [Utterance(id="q", speaker="Tomas", text="Where's the workshop?", session_id="s1"),
+            Utterance(id="a", speaker="Nadia", text="In Toronto, on June 21. I'm nervous.", session_id="s1")]
+    batch = Batch(index=0, session_id="s1", session_time="2024-04-24T19:07", utterances=utts,
+                  speakers=["Nadia", "Tomas"])
+    events = {e.what: e for e in extract_events(batch, parse([u.text for u in utts]))}
+    event = events["The workshop is in Toronto on June 21"]
+    assert (event.date_start, event.source_ids) == ("2024-06-21", ["q", "a"])
+
+
+@pytest.mark.parametrize("lines, subject, predicate, target", [
+    ([("Tomas", "Is it ok if my sister stays the weekend after?"), ("Nadia", "Elif? Always!")], "Elif", "sister_of",
+     "Tomas"),
+    ([("Tomas", "Oh, your cat threw up on the rug."), ("Nadia", "Ugh, Pilchard! He's been chewing plants.")], "Nadia",
+     "owns_pet", "Pilchard"),
+])
+def test_a_bare_name_in_reply_names_the_unnamed_kin_or_pet_of_the_turn_before(lines, subject, predicate, target):
+    profiles = _one_batch([*lines, ("Tomas", "Ha.")])
+    assert _rels(profiles[subject]).get((predicate, target)) == ["u0", "u1"], {n: _rels(p) for n, p in profiles.items()}
+
+
+def test_a_bare_name_names_nothing_when_the_turn_before_has_two_candidates():
+    profiles = _one_batch([("Tomas", "My sister and your dog are outside."), ("Nadia", "Elif? Really?"), ("Tomas", "Ha.")])
+    assert not _rels(profiles.get("Elif", profiles["Nadia"])) and not _rels(profiles["Nadia"])
+
+
+def test_a_question_about_a_named_person_answered_about_my_kin_names_the_kin():
+    profiles = _one_batch([("Tomas", "Did Maren make it over from Cardiff in the end?"),
+                           ("Nadia", "No, my poor girlfriend got called in."), ("Tomas", "Ha.")])
+    assert _rels(profiles["Maren"]).get(("partner_of", "Nadia")) == ["u0", "u1"]
+    profiles = _one_batch([("Tomas", "Did you see Maren at the match?"), ("Nadia", "No, my sister saw her."),
+                           ("Tomas", "Ha.")])
+    assert not _rels(profiles["Maren"])

@@ -129,3 +129,10 @@ def test_she_and_i_keeps_the_speaker_among_the_participants():
     turns = [("Ana", "Have you met Lena Ortiz?"), ("Ben", "Yes! She and I went climbing last Saturday.")]
     event = next(e for e in _dialogue(turns) if "climbing" in e.what)
     assert (event.what, event.participants) == ("Lena Ortiz and Ben went climbing last Saturday", ["Lena Ortiz", "Ben"])
+
+
+def test_a_name_with_its_role_in_apposition_is_the_doer_when_the_verb_hangs_on_the_role():
+    events = _events("The new encoder beats the old one. Dr. Aisha Bello, our clinical advisor, signed off on it on "
+                     "Friday.", when="2024-06-04T20:08")
+    event = next(e for e in events if "signed off" in e.what)
+    assert (event.what, event.date_start) == ("Dr. Aisha Bello signed off on it on Friday", "2024-05-31")

@@ -18,6 +18,7 @@ from ...anchors import AnchorSet, Attribute, Event, KeyFact, Relation
 from ...conversation import Conversation
 from ...embed import DEFAULT_MODEL, Embedder
 from ..base import Batch, BatchAnchors
+from .answers import parsed_statements
 from .entities import extract_entities
 from .events import extract_events
 from .facts import FACT_KEY
@@ -102,8 +103,9 @@ class ClassicExtractor:
     def _from_docs(self, batch: Batch, docs: list) -> BatchAnchors:
         for utt, doc in zip(batch.utterances, docs):
             self._chunks[utt.id] = noun_phrases(doc)
-        entities = extract_entities(batch, docs, self.spacy_model)
-        events = extract_events(batch, docs)
+        answered = parsed_statements(batch.utterances, docs, self.spacy_model)
+        entities = extract_entities(batch, docs, answered)
+        events = extract_events(batch, docs, answered)
         return BatchAnchors(entities=entities, events=events,
                             stats={"utterances": len(batch.utterances),
                                    "events_dated": sum(bool(e.date_start) for e in events)})

@@ -35,7 +35,8 @@ _SUBJECT_POS = {"PRON", "PROPN", "NOUN", "DET", "ADJ", "NUM"}
 # the answerer's voice: what the asker called "you" is "I" now, and the asker's "I" is "you"
 _SWAP = {"you": "I", "your": "my", "yours": "mine", "yourself": "myself", "i": "you", "me": "you", "my": "your",
          "mine": "yours", "myself": "yourself"}
-_FIRST_PERSON_BE = {"are": "am", "'re": "'m", "were": "was"}
+_FIRST_PERSON_BE = {"are": "am", "were": "was"}
+_EXPANDED = {"'s": "is", "'re": "are", "'m": "am", "'ve": "have", "'ll": "will", "'d": "would"}
 _QUESTION_ONLY = {"yet", "ever"}  # "Have you joined it yet?" - "Yes": "I have joined it"
 # questions a yes does not answer with a fact: open ("any", "anything") or a choice ("X or Y")
 _OPEN_WORDS = {"any", "anyone", "anything", "anybody", "anywhere", "or", "whether"}
@@ -75,6 +76,14 @@ def answered_statements(utterances: list, docs: list) -> list[Answered]:
             out.append(Answered(text=text, speaker=answer.speaker, question_id=asked.id, answer_id=answer.id,
                                 index=k))
     return out
+
+
+def parsed_statements(utterances: list, docs: list, spacy_model: str | None = None) -> list[tuple[Answered, object]]:
+    """``answered_statements`` with each statement's spaCy parse (one call for the batch)."""
+    from .nlp import SPACY_MODEL, parse
+
+    found = answered_statements(utterances, docs)
+    return list(zip(found, parse([a.text for a in found], spacy_model or SPACY_MODEL))) if found else []
 
 
 def _only_question(doc):
@@ -188,7 +197,7 @@ def _assemble(aux, subject: list, rest: list, fill: list[str], where: bool) -> s
         tag = "VBD" if aux.tag_ == "VBD" else "VBZ" if singular else "VBP"
         tail[verb_at] = (getInflection(verb.lemma_.lower(), tag=tag) or (verb.text,))[0]
     else:
-        form = aux.lower_
+        form = _EXPANDED.get(aux.lower_, aux.lower_)  # "the workshop's in Toronto" parses as a possessive
         if first_person:
             form = _FIRST_PERSON_BE.get(form, form)
         out.append(form)

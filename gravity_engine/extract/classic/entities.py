@@ -24,10 +24,9 @@ import re
 from ...anchors import Attribute, Entity, Relation
 from ..base import Batch
 from ...timeparse import find_time_expressions, parse_datetime
-from .answers import Answered, answered_statements
+from .answers import Answered, parsed_statements
 from .facts import FACT_KEY, _hedged, facts_of_doc
 from .grammar import is_first_person, span_text, speaker_pronouns, subject_of, tense_reader
-from .nlp import SPACY_MODEL, parse
 from .patterns import relation_matches
 
 NER_TYPES = {
@@ -640,6 +639,76 @@ def _addressed_kin(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             book.relation(book.entity(other, "person", source_id), pred, speaker.name, source_id)
 
 
+def _unknown_word(word: str) -> bool:
+    """Not in lemminflect's English lexicon: the small tagger makes some names adverbs ("Elif?", "Raj works")."""
+    from lemminflect import getAllLemmas  # imported here: it imports spaCy, which only an extraction needs
+
+    return not getAllLemmas(word)
+
+
+_REPLY_OPENERS = {"ugh", "oh", "ah", "aw", "aww", "omg", "wait", "what", "hmm", "ha", "haha", "yes", "yeah", "no"}
+
+
+def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, source_id: str) -> None:
+    """A bare name in reply names the unnamed "my sister" or "your cat" of the turn before: "is it ok if my
+    sister stays?" - "Elif? Always!" (Elif is the asker's sister), "your cat threw up on the rug" - "Ugh,
+    Pilchard!" (Pilchard is the replier's cat). Both turns are the evidence."""
+    words = [t for t in doc if not t.is_space]
+    while words and (words[0].lower_ in _REPLY_OPENERS or words[0].is_punct):
+        words = words[1:]
+    _kin_in_reply(book, doc, asked, asked_doc, speaker, source_id)
+    if len(words) < 2 or words[1].text not in ("?", "!", ",", ".") or not words[0].text[:1].isupper():
+        return
+    if words[0].pos_ not in ("PROPN", "NOUN") and not _unknown_word(words[0].lower_):
+        return  # "Really? Wow": a word; "Elif?" (tagged an adverb) is no English word, so a name
+    name = clean_name(words[0].text)
+    if not _looks_like_name(name) or name.lower() in NOT_NAMES or book.canonical(name)[0] in book.speakers:
+        return
+    unnamed = [t for t in asked_doc if t.pos_ == "NOUN" and (t.lemma_.lower() in PETS or t.lemma_.lower() in FAMILY)
+               and _name_of(t) is None and any(c.dep_ == "poss" and c.lower_ in ("my", "your") for c in t.children)]
+    if len(unnamed) != 1:
+        return  # "my sister and your dog": which one is it?
+    noun = unnamed[0]
+    mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in noun.children)
+    owner = book.entity(asked.speaker, "person", asked.id) if mine else speaker
+    lemma = noun.lemma_.lower()
+    said = f'"{_quote(asked_doc, noun, noun)}" - "{_shorten(words[0].sent.text, 40)}"'
+    if lemma in PETS:
+        pet = book.entity(name, "pet", source_id, words[0].sent.text, why=f"pet of {owner.name} ({said})")
+        book.relation(owner, "owns_pet", pet.name, asked.id)
+        book.relation(owner, "owns_pet", pet.name, source_id)
+    elif lemma in ROLE_PREDICATES:
+        person = book.entity(name, "person", source_id, words[0].sent.text, why=f"{owner.name}'s {lemma} ({said})")
+        book.relation(person, ROLE_PREDICATES[lemma], owner.name, asked.id)
+        book.relation(person, ROLE_PREDICATES[lemma], owner.name, source_id)
+
+
+def _kin_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, source_id: str) -> None:
+    """The other way round: a question about one named person, answered about "my <kin>" with no name:
+    "Did Maren make it over from Cardiff?" - "No, my poor girlfriend got called in." (Maren is the replier's
+    girlfriend). Only when the named person is the question's subject ("Did you see Maren?" - "My sister saw
+    her" says nothing of Maren)."""
+    question = [s for s in asked_doc.sents if s.text.rstrip().endswith("?")]
+    first = next(iter(doc.sents), None)
+    if len(question) != 1 or first is None:
+        return
+    people = [e for e in question[0].ents if e.label_ == "PERSON" or (
+        (known := book.get(clean_name(e.text))) is not None and known.type == "person")]
+    names = {book.canonical(clean_name(e.text))[0] for e in people} - set(book.speakers)
+    if len(names) != 1 or people[0].root.dep_ not in ("nsubj", "nsubjpass"):
+        return
+    kin = [t for t in first if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "NOUN" and t.lemma_.lower() in FAMILY
+           and t.lemma_.lower() in ROLE_PREDICATES and _name_of(t) is None
+           and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in t.children)]
+    if len(kin) != 1:
+        return
+    name, lemma = names.pop(), kin[0].lemma_.lower()
+    said = f'"{_shorten(question[0].text, 40)}" - "{_quote(doc, kin[0], kin[0])}"'
+    person = book.entity(name, "person", source_id, question[0].text, why=f"{speaker.name}'s {lemma} ({said})")
+    book.relation(person, ROLE_PREDICATES[lemma], speaker.name, asked.id)
+    book.relation(person, ROLE_PREDICATES[lemma], speaker.name, source_id)
+
+
 def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_id: str) -> Entity | None:
     """Who did it: the speaker (I/we), the listener (you), a named person, or "my sister Anna"."""
     if subj is None:
@@ -1136,17 +1205,18 @@ def _subject_entity(book: ProfileBook, verb, speaker: Entity, other: str | None,
     return _owner(book, subj, speaker, other, source_id)
 
 
-def extract_entities(batch: Batch, docs: list, spacy_model: str = SPACY_MODEL) -> list[Entity]:
+def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> list[Entity]:
     """Profiles for the batch: one per speaker and per named thing, with attributes, relations and facts.
 
-    The statements that question-answer pairs make (``answers.py``) are parsed with ``spacy_model`` and read
-    like an utterance of the answerer; what they yield cites the question and the answer."""
+    The statements that question-answer pairs make (``answers.parsed_statements``, computed when not given)
+    are read like an utterance of the answerer; what they yield cites the question and the answer."""
     book = ProfileBook(batch)
     ref = parse_datetime(batch.session_time) if batch.session_time else None
     pronouns = speaker_pronouns([u.text for u in batch.utterances], book.speakers)
-    answered = answered_statements(batch.utterances, docs)
+    if answered is None:
+        answered = parsed_statements(batch.utterances, docs)
     by_answer: dict[int, list[tuple[Answered, object]]] = {}
-    for a, a_doc in zip(answered, parse([a.text for a in answered], spacy_model) if answered else []):
+    for a, a_doc in answered:
         by_answer.setdefault(a.index, []).append((a, a_doc))
     for k, (utt, doc) in enumerate(zip(batch.utterances, docs)):
         book.utterance_index = k
@@ -1164,11 +1234,11 @@ def extract_entities(batch: Batch, docs: list, spacy_model: str = SPACY_MODEL) -
             if ent[0].tag_ == "MD" and len(ent) > 1:  # "Will Ruth come?"
                 text = ent[1:].text
             parts = split_run_on(clean_name(text))
-            for k, name in enumerate(parts):
+            for j, name in enumerate(parts):
                 name = clean_name(name)
                 if _looks_like_name(name) and name.lower() not in NOT_NAMES:
                     # "the Rothay Hotel in Grasmere" as one span: what follows "in" is where the first one is
-                    where = k > 0 and re.search(rf"\b(in|near)\s+{re.escape(name)}\b", text) is not None
+                    where = j > 0 and re.search(rf"\b(in|near)\s+{re.escape(name)}\b", text) is not None
                     book.entity(name, "place" if where else NER_TYPES[ent.label_], utt.id, ent.sent.text)
         # Proper nouns the NER missed (projects, pets, nicknames); finalize keeps those that recur.
         run: list = []
@@ -1183,6 +1253,8 @@ def extract_entities(batch: Batch, docs: list, spacy_model: str = SPACY_MODEL) -
                 run = []
         _place_types(book, doc, utt.id)
         _person_types(book, doc, utt.id)
+        if k > 0 and batch.utterances[k - 1].speaker != utt.speaker:
+            _named_in_reply(book, doc, batch.utterances[k - 1], docs[k - 1], speaker, utt.id)
         _read_relations(book, doc, speaker, other, utt.id)
         last_named = -1
         for t in doc:  # a name already known as a person ("my sister Ana"), whatever NER made of it

@@ -13,11 +13,13 @@ future one "on or after" it (granularity "after"). Without a session time the da
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 from ...anchors import Event
 from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
 from ..base import Batch
+from .answers import parsed_statements
 from .entities import NOT_NAMES, _looks_like_name, canonical_name, clean_name
 from .grammar import (clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader, third_person,
                       verb_tense)
@@ -231,15 +233,23 @@ def _near_now(tokens, verb, tense: str, ref: date | None) -> tuple[str, date, da
     return None
 
 
-def extract_events(batch: Batch, docs: list) -> list[Event]:
-    """Events of the batch, one per qualifying clause, each citing its utterance."""
+def extract_events(batch: Batch, docs: list, answered: list | None = None) -> list[Event]:
+    """Events of the batch, one per qualifying clause, each citing its utterance; the statements of
+    question-answer pairs (``answers.parsed_statements``, computed when not given) are read as the answerer's
+    turn and cite both ("Where's the workshop?" - "In Toronto, on June 21.")."""
     ref = _session_day(batch)
     speakers = sorted({*batch.speakers, *(u.speaker for u in batch.utterances)})
     pronouns = speaker_pronouns([u.text for u in batch.utterances], speakers)
     events: list[Event] = []
     seen: set[str] = set()
     named = _NamedPeople(speakers, docs)
-    for k, (utt, doc) in enumerate(zip(batch.utterances, docs)):
+    if answered is None:
+        answered = parsed_statements(batch.utterances, docs)
+    turns = [(k, _Said(utt.id, utt.speaker, utt.text, [utt.id]), doc) for k, (utt, doc) in enumerate(zip(batch.utterances, docs))]
+    for a, a_doc in answered:
+        turns.insert(next(i for i, t in enumerate(turns) if t[0] == a.index),
+                     (a.index, _Said(a.answer_id, a.speaker, a.text, [a.question_id, a.answer_id]), a_doc))
+    for k, utt, doc in turns:
         others = [s for s in speakers if s != utt.speaker]
         other = others[0] if len(others) == 1 else None
         spans = find_time_expressions(utt.text, ref, tense_reader(doc))
@@ -298,7 +308,7 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
                 id=f"ev-b{batch.index}-{len(events) + 1}", what=what,
                 participants=people,
                 where=_where(tokens, verb), session_id=batch.session_id, session_date=batch.session_time,
-                source_ids=[utt.id],
+                source_ids=list(utt.source_ids),
             )
             near = None if span is not None else _near_now(tokens, verb, tense, ref)
             if span is not None:
@@ -316,12 +326,23 @@ def extract_events(batch: Batch, docs: list) -> list[Event]:
             events.append(event)
         _date_by_leftover_spans(events[first_of_utt:], event_spans, spans, doc, utt, other, speakers, batch, seen,
                                 events, pronouns)
-        named.saw(doc, k)
+        if utt.source_ids == [utt.id]:  # a statement's names were seen in its two turns
+            named.saw(doc, k)
     _date_by_answers(batch, docs, events, seen, speakers, pronouns, ref)
     return events
 
 
 RECENT_UTTERANCES = 1  # "she" with nobody named before it in its turn means a person named in the turn before
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What the event rules read: an utterance, or a question-answer statement in the answerer's voice."""
+
+    id: str
+    speaker: str
+    text: str
+    source_ids: list[str]
 
 
 class _NamedPeople:
@@ -510,6 +531,10 @@ def _date_by_leftover_spans(utt_events: list[Event], event_spans: dict, spans: l
         tokens = clause_tokens(verb)
         if verb.dep_ in ("acl", "relcl") and verb.head.pos_ in ("NOUN", "PROPN"):
             head = verb.head
+            if head.dep_ == "appos" and head.head.pos_ == "PROPN" and head.head.i < head.i:
+                # "Dr. Aisha Bello, our clinical advisor, signed off on Friday": the parser hangs the verb on the
+                # appositive; the one who signed is the name
+                head = head.head
             noun = [t for t in head.subtree if head.left_edge.i <= t.i <= head.i and t.dep_ not in ("relcl", "acl")]
             tokens = sorted({t.i: t for t in [*noun, *tokens]}.values(), key=lambda t: t.i)
         else:
@@ -526,7 +551,7 @@ def _date_by_leftover_spans(utt_events: list[Event], event_spans: dict, spans: l
         event = Event(id=f"ev-b{batch.index}-{len(events) + 1}", what=what,
                       participants=_participants(tokens, subject_of(verb), utt.speaker, other, speakers),
                       where=_where(tokens, verb), session_id=batch.session_id, session_date=batch.session_time,
-                      source_ids=[utt.id])
+                      source_ids=list(utt.source_ids))
         _set_span(event, span)
         used.add(id(span))
         events.append(event)
