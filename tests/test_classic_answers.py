@@ -144,14 +144,20 @@ def test_an_answer_that_dates_a_named_thing_is_an_event_citing_both_turns():
 
 
 @pytest.mark.parametrize("lines, subject, predicate, target", [
-    ([("Tomas", "Is it ok if my sister stays the weekend after?"), ("Nadia", "Elif? Always!")], "Elif", "sister_of",
-     "Tomas"),
+    ([("Tomas", "Is it ok if my sister stays the weekend after?"), ("Nadia", "Elif? Always! Say hi to Elif from me.")],
+     "Elif", "sister_of", "Tomas"),
     ([("Tomas", "Oh, your cat threw up on the rug."), ("Nadia", "Ugh, Pilchard! He's been chewing plants.")], "Nadia",
      "owns_pet", "Pilchard"),
 ])
 def test_a_bare_name_in_reply_names_the_unnamed_kin_or_pet_of_the_turn_before(lines, subject, predicate, target):
     profiles = _one_batch([*lines, ("Tomas", "Ha.")])
     assert _rels(profiles[subject]).get((predicate, target)) == ["u0", "u1"], {n: _rels(p) for n, p in profiles.items()}
+
+
+@pytest.mark.parametrize("reply", ["Awww, thanks!", "Oops! Sorry.", "Pizza? Cool, I love pizza too!"])
+def test_an_interjection_or_a_word_in_reply_names_nothing(reply):
+    profiles = _one_batch([("Tomas", "Your dog is so cute!"), ("Nadia", reply), ("Tomas", "Ha.")])
+    assert not any(p == "owns_pet" for p, _ in _rels(profiles["Nadia"])), {n: _rels(p) for n, p in profiles.items()}
 
 
 def test_a_bare_name_names_nothing_when_the_turn_before_has_two_candidates():
@@ -166,3 +172,8 @@ def test_a_question_about_a_named_person_answered_about_my_kin_names_the_kin():
     profiles = _one_batch([("Tomas", "Did you see Maren at the match?"), ("Nadia", "No, my sister saw her."),
                            ("Tomas", "Ha.")])
     assert not _rels(profiles["Maren"])
+
+
+def test_a_relative_clause_in_a_question_counts_only_on_a_name():
+    profiles = _one_batch([("Tomas", "Do you have any special spots you like to go to?"), ("Nadia", "Hmm.")])
+    assert not _rels(profiles["Tomas"]) and not _rels(profiles["Nadia"])

@@ -19,7 +19,7 @@ from ...conversation import Conversation
 from ...embed import DEFAULT_MODEL, Embedder
 from ..base import Batch, BatchAnchors
 from .answers import parsed_statements
-from .entities import extract_entities
+from .entities import capitalised_inside, extract_entities
 from .events import extract_events
 from .facts import FACT_KEY
 from .nlp import SPACY_MODEL, parse
@@ -33,9 +33,7 @@ EXTRACTOR_VERSION = "6"
 PERSON_PET_CUES = 3  # utterances with pet words that make a person-typed name a pet (2 for other types)
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _WORDS = re.compile(r"[A-Za-z][\w'’-]*")
-_WORDS_AND_COMMAS = re.compile(r"[A-Za-z][\w'’-]*|[,;(]")
 _PET_CUES = re.compile(r"\b(dogs?|pupp(?:y|ies)|pups?|cats?|kitt(?:y|en)s?|vet|leash|dog park|walkies|paws?|"
                        r"bark(?:s|ed|ing)?|fetch|treats|litter|kennel|groomer|fur)\b", re.I)
 
@@ -166,21 +164,8 @@ def link_follows(events: list[Event], conversation: Conversation) -> None:
 
 
 def standalone_capitalised(conversation: Conversation) -> set[str]:
-    """Lowercased words written capitalised inside a sentence, not next to another capitalised word:
-    a one-word name has to appear like this at least once ("how is Biscuit?"); "Fingers crossed."
-    or "Pancreatitis, probably ..." only start sentences."""
-    found: set[str] = set()
-    for u in conversation.utterances():
-        for sentence in _SENTENCE.split(u.text):
-            # a comma separates: "Again, Ben!" writes Ben alone inside a sentence
-            words = _WORDS_AND_COMMAS.findall(sentence)
-            for k in range(1, len(words)):
-                w = words[k]
-                if w[:1].isupper() and not words[k - 1][:1].isupper() and (
-                        k + 1 >= len(words) or not words[k + 1][:1].isupper()):
-                    found.add(re.sub(r"['’]s$", "", w.lower()))
-                    found.add(w.lower())
-    return found
+    """``capitalised_inside`` over the whole conversation."""
+    return capitalised_inside(u.text for u in conversation.utterances())
 
 
 def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:

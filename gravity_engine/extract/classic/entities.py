@@ -197,6 +197,7 @@ class ProfileBook:
         self.last_org: str | None = None  # what "there" points at in "I'm an analyst there"
         self.last_org_at = -10
         self.counting = True  # False while reading a question-answer statement: its names were counted as said
+        self.capitalised_inside = capitalised_inside(u.text for u in batch.utterances)
 
     def canonical(self, name: str) -> tuple[str, str | None]:
         return canonical_name(name, self.speakers)
@@ -639,6 +640,28 @@ def _addressed_kin(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             book.relation(book.entity(other, "person", source_id), pred, speaker.name, source_id)
 
 
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_WORDS_AND_COMMAS = re.compile(r"[A-Za-z][\w'’-]*|[,;(]")
+
+
+def capitalised_inside(texts) -> set[str]:
+    """Lowercased words written capitalised inside a sentence, not next to another capitalised word:
+    a one-word name has to appear like this at least once ("how is Biscuit?"); "Fingers crossed."
+    or "Pancreatitis, probably ..." only start sentences."""
+    found: set[str] = set()
+    for text in texts:
+        for sentence in _SENTENCE.split(text):
+            # a comma separates: "Again, Ben!" writes Ben alone inside a sentence
+            words = _WORDS_AND_COMMAS.findall(sentence)
+            for k in range(1, len(words)):
+                w = words[k]
+                if w[:1].isupper() and not words[k - 1][:1].isupper() and (
+                        k + 1 >= len(words) or not words[k + 1][:1].isupper()):
+                    found.add(re.sub(r"['’]s$", "", w.lower()))
+                    found.add(w.lower())
+    return found
+
+
 def _unknown_word(word: str) -> bool:
     """Not in lemminflect's English lexicon: the small tagger makes some names adverbs ("Elif?", "Raj works")."""
     from lemminflect import getAllLemmas  # imported here: it imports spaCy, which only an extraction needs
@@ -664,6 +687,8 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     name = clean_name(words[0].text)
     if not _looks_like_name(name) or name.lower() in NOT_NAMES or book.canonical(name)[0] in book.speakers:
         return
+    if name.lower() not in book.capitalised_inside:
+        return  # "Awww, thanks!", "Oops!", "Pizza? Cool": a name is also written as one inside a sentence
     unnamed = [t for t in asked_doc if t.pos_ == "NOUN" and (t.lemma_.lower() in PETS or t.lemma_.lower() in FAMILY)
                and _name_of(t) is None and any(c.dep_ == "poss" and c.lower_ in ("my", "your") for c in t.children)]
     if len(unnamed) != 1:
@@ -1286,9 +1311,10 @@ def _read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, 
     for tok in doc:
         if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass") or \
                 (tok.dep_ == "xcomp" and tok.lemma_.lower() not in _BUILD_VERBS | {"work"}) or \
-                (tok.sent.text.rstrip().endswith("?") and tok.dep_ != "relcl"):
+                (tok.sent.text.rstrip().endswith("?") and not (tok.dep_ == "relcl" and tok.head.pos_ == "PROPN")):
             # "I started working on Atlas": the xcomp carries the relation; a question states nothing, but
-            # its relative clause takes its content as known ("Carys who moved to Plymouth?")
+            # its relative clause on a name takes its content as known ("Carys who moved to Plymouth?"; not
+            # "What's something you like doing?")
             continue
         who = _subject_entity(book, tok, speaker, other, source_id)
         subj = subject_of(tok)
