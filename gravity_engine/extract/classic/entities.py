@@ -679,7 +679,6 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     words = [t for t in doc if not t.is_space]
     while words and (words[0].lower_ in _REPLY_OPENERS or words[0].is_punct):
         words = words[1:]
-    _kin_in_reply(book, doc, asked, asked_doc, speaker, source_id)
     if len(words) < 2 or words[1].text not in ("?", "!", ",", ".") or not words[0].text[:1].isupper():
         return
     if words[0].pos_ not in ("PROPN", "NOUN") and not _unknown_word(words[0].lower_):
@@ -1002,7 +1001,6 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
         return
     if lemma == "be":
         _still_there(book, verb, who, source_id)
-    if lemma == "be":
         for c in children:
             if c.dep_ == "attr" and c.pos_ == "NOUN":
                 of = next((g for g in c.children if g.dep_ == "prep" and g.lower_ == "of"), None)
@@ -1280,6 +1278,7 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
         _person_types(book, doc, utt.id)
         if k > 0 and batch.utterances[k - 1].speaker != utt.speaker:
             _named_in_reply(book, doc, batch.utterances[k - 1], docs[k - 1], speaker, utt.id)
+            _kin_in_reply(book, doc, batch.utterances[k - 1], docs[k - 1], speaker, utt.id)
         _read_relations(book, doc, speaker, other, utt.id)
         last_named = -1
         for t in doc:  # a name already known as a person ("my sister Ana"), whatever NER made of it
