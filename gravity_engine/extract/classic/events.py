@@ -245,10 +245,10 @@ def extract_events(batch: Batch, docs: list, answered: list | None = None) -> li
     named = _NamedPeople(speakers, docs)
     if answered is None:
         answered = parsed_statements(batch.utterances, docs)
-    turns = [(k, _Said(utt.id, utt.speaker, utt.text, [utt.id]), doc) for k, (utt, doc) in enumerate(zip(batch.utterances, docs))]
-    for a, a_doc in answered:
-        turns.insert(next(i for i, t in enumerate(turns) if t[0] == a.index),
-                     (a.index, _Said(a.answer_id, a.speaker, a.text, [a.question_id, a.answer_id]), a_doc))
+    turns = [(k, _Said(u.id, u.speaker, u.text), doc) for k, (u, doc) in enumerate(zip(batch.utterances, docs))]
+    for a, a_doc in answered:  # read just before the answer's own turn
+        at = next(i for i, t in enumerate(turns) if t[0] == a.index)
+        turns.insert(at, (a.index, _Said(a.answer_id, a.speaker, a.text, question_id=a.question_id), a_doc))
     for k, utt, doc in turns:
         others = [s for s in speakers if s != utt.speaker]
         other = others[0] if len(others) == 1 else None
@@ -326,7 +326,7 @@ def extract_events(batch: Batch, docs: list, answered: list | None = None) -> li
             events.append(event)
         _date_by_leftover_spans(events[first_of_utt:], event_spans, spans, doc, utt, other, speakers, batch, seen,
                                 events, pronouns)
-        if utt.source_ids == [utt.id]:  # a statement's names were seen in its two turns
+        if utt.question_id is None:  # a statement's names were seen in its two turns
             named.saw(doc, k)
     _date_by_answers(batch, docs, events, seen, speakers, pronouns, ref)
     return events
@@ -342,7 +342,11 @@ class _Said:
     id: str
     speaker: str
     text: str
-    source_ids: list[str]
+    question_id: str | None = None  # set for a statement: it cites the question and the answer
+
+    @property
+    def source_ids(self) -> list[str]:
+        return [self.id] if self.question_id is None else [self.question_id, self.id]
 
 
 class _NamedPeople:
