@@ -3,7 +3,8 @@
 * **evidence recall@k**: the share of a question's evidence utterances among the host's top-k
   memories, for the original query alone and after fusing in the expansion queries' results.
 * **answer coverage**: a question is covered when every part of its gold answer occurs in the
-  final context. Rule: the gold is split into parts on commas, semicolons, "and", "or"; gold and
+  final context. Rule: the gold is split into parts on commas (not one between digits, "30,000"),
+  semicolons, "and", "or", "vs"; gold and
   context are normalized the same way (lowercase, split on anything that is not a letter or digit,
   drop the articles a/an/the, drop a possessive or plain plural "s"); a part is present when its
   tokens occur as one contiguous run inside one context line (memory or anchor line). So
@@ -84,9 +85,13 @@ _DATE_COMMA = re.compile(rf"\b({_MON}\.?(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?|\d{{1,
                          re.I)
 
 
+# Parts are joined by these; a comma between digits groups thousands ("30,000") and joins nothing.
+_PART_SPLIT = re.compile(r"(?<!\d),|,(?!\d{3}(?!\d))|;|\band\b|\bor\b|\bvs\b\.?|\bversus\b", re.I)
+
+
 def gold_parts(gold: str) -> list[str]:
-    """The gold answer split on commas, semicolons and ' and '/' or ', each part as normalized tokens."""
-    parts = re.split(r"[,;]|\band\b|\bor\b", _DATE_COMMA.sub(r"\1 \2", str(gold)), flags=re.I)
+    """The gold answer split on commas, semicolons, 'and', 'or' and 'vs', each part as normalized tokens."""
+    parts = _PART_SPLIT.split(_DATE_COMMA.sub(r"\1 \2", str(gold)))
     return [" ".join(toks) for toks in (answer_tokens(p) for p in parts) if toks]
 
 

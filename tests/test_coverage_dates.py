@@ -54,6 +54,14 @@ def test_a_date_is_one_gold_part():
     assert gold_parts("Psychology, counseling; art and music") == ["psychology", "counseling", "art", "music"]
 
 
+def test_a_number_with_thousands_is_one_gold_part():
+    assert gold_parts("30,000 vs 12,000") == ["30 000", "12 000"]
+    assert gold_parts("1,5, or 7") == ["1", "5", "7"]
+    assert gold_parts("$2,500, paid in May") == ["2 500", "paid in may"]
+    assert context_covers("30,000 vs 12,000", "- 30,000 chest X-rays\n- about 12,000 labelled images") is True
+    assert context_covers("30,000 vs 12,000", "- 30 people, 000 left\n- 12,000 images") is False
+
+
 def test_several_dates_each_need_a_match():
     context = "- 7 May 2023: group\n- 2023-06-09: parade"
     assert context_covers("7 May 2023 and 9 June 2023", context) is True
