@@ -178,3 +178,22 @@ def test_a_question_about_a_named_person_answered_about_my_kin_names_the_kin():
 def test_a_relative_clause_in_a_question_counts_only_on_a_name():
     profiles = _one_batch([("Tomas", "Do you have any special spots you like to go to?"), ("Nadia", "Hmm.")])
     assert not _rels(profiles["Tomas"]) and not _rels(profiles["Nadia"])
+
+
+def test_a_name_echoed_as_the_subject_of_a_short_exclamation_names_the_kin_of_the_turn_before():
+    profiles = _one_batch([("Tomas", "Oh, and my dad's flying in from Porto on Friday!"), ("Nadia", "Teodor's coming?!"),
+                           ("Tomas", "Yes, for a week. I'll take Teodor to the coast.")])
+    assert _rels(profiles["Teodor"]).get(("parent_of", "Tomas")) == ["u0", "u1"]
+    # a whole sentence about the name says who did what, not who the kin is
+    profiles = _one_batch([("Tomas", "My dad's flying in on Friday!"),
+                           ("Nadia", "Teodor told me he's coming to stay with you for the whole summer!"),
+                           ("Tomas", "Yes, I'll take Teodor to the coast.")])
+    assert ("parent_of", "Tomas") not in _rels(profiles["Teodor"])
+
+
+def test_a_name_written_alone_inside_a_sentence_next_to_i_or_an_opening_function_word():
+    from gravity_engine.extract.classic.entities import capitalised_inside
+
+    assert "teodor" in capitalised_inside(["For Teodor I'll pretend."])
+    assert "york" not in capitalised_inside(["New York is big."])  # one name of two words
+    assert "fingers" not in capitalised_inside(["Fingers crossed."])  # a sentence's first word

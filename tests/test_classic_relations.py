@@ -126,3 +126,41 @@ def test_the_matcher_is_skipped_without_a_trigger_word_and_questions_state_nothi
 def test_where_a_business_or_a_person_is_is_a_place(said, name):
     profiles = _one_batch([("Nadia", said), ("Omar", "Nice.")])
     assert profiles[name].type == "place"
+
+
+def test_what_only_people_have_or_do_makes_a_person_whatever_ner_says():
+    profiles = _one_batch([("Nadia", "I was at Marit's leaving do in May."), ("Tomas", "Bryony who moved to Galway?"),
+                           ("Nadia", "Yes, that's her.")])
+    assert profiles["Marit"].type == "person"  # NER: a place
+    assert profiles["Bryony"].type == "person"  # NER: nothing
+    profiles = _one_batch([("Nadia", "Leeds's manager got sacked."), ("Tomas", "Bristol's best cafe closed.")])
+    assert all(p.type != "person" for n, p in profiles.items() if n in ("Leeds", "Bristol"))
+
+
+@pytest.mark.parametrize("span, name, j, expected", [
+    ("Clevedon with Jonah", "Jonah", 1, "other"),  # a companion: NER's "place" is the first name's
+    ("the Rothay Hotel in Grasmere", "Grasmere", 1, "place"),
+    ("Ironwood Fitness on Albany Road", "Albany Road", 1, "place"),
+    ("Moorish Castle and Pena Palace", "Pena Palace", 1, "place"),  # a list is of one kind
+    ("Clevedon with Jonah", "Clevedon", 0, "place"),
+])
+def test_the_names_of_a_run_on_span_take_their_type_from_the_word_that_joins_them(span, name, j, expected):
+    from gravity_engine.extract.classic.entities import _part_type
+
+    assert _part_type(span, name, j, "place") == expected
+
+
+def test_a_name_the_next_sentence_calls_she_is_a_person_and_what_she_does_is_hers():
+    profiles = _one_batch([("Tomas", "Any news from Tamsin? Is she still in Galway?"),
+                           ("Nadia", "She's teaching maths at Scoil Bhríde now.")])
+    assert profiles["Tamsin"].type == "person"  # NER: a place
+    assert ("works_at", "Scoil Bhríde") in _rels(profiles["Tamsin"])
+    # where someone comes from is not who "she" is
+    profiles = _one_batch([("Tomas", "My mum's flying back from Izmir. She can't wait to see you."), ("Nadia", "Yay!")])
+    assert profiles["Izmir"].type == "place"
+
+
+def test_a_relative_clause_in_a_question_counts_on_a_name_the_tagger_calls_a_noun():
+    profiles = _one_batch([("Nadia", "Not since Carys left."), ("Tomas", "Carys who moved to Plymouth?"),
+                           ("Nadia", "That's her.")])
+    assert _rels(profiles["Carys"]).get(("lives_in", "Plymouth")) == ["u1"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ...anchors import Attribute, Entity, Relation
+from ...query.text import STOPWORDS
 from ..base import Batch
 from ...timeparse import find_time_expressions, parse_datetime
 from .answers import Answered, parsed_statements
@@ -34,7 +35,7 @@ NER_TYPES = {
     "PRODUCT": "product", "WORK_OF_ART": "artifact", "EVENT": "other", "NORP": "other",
 }
 KIN = {
-    "mom", "mother", "dad", "father", "parent", "sister", "brother", "sibling", "husband", "wife", "partner",
+    "mom", "mum", "mam", "mother", "dad", "father", "parent", "sister", "brother", "sibling", "husband", "wife", "partner",
     "boyfriend", "girlfriend", "fiance", "fiancee", "fiancé", "son", "daughter", "kid", "child", "baby",
     "grandma", "grandmother", "grandpa", "grandfather", "grandparent", "aunt", "uncle", "cousin", "niece",
     "nephew", "friend", "roommate", "boss", "coworker", "colleague", "mentor", "neighbor", "neighbour",
@@ -149,6 +150,19 @@ def split_run_on(text: str) -> list[str]:
             parts[-1].append(w)
     names = [" ".join(p) for p in parts if p and p[0][:1].isupper()]
     return names if len(names) > 1 else [text]
+
+
+def _part_type(span: str, name: str, j: int, ner_type: str) -> str:
+    """The type of the ``j``-th name of a run-on span (``split_run_on``): the first has NER's; "the Rothay
+    Hotel in Grasmere": what follows "in", "near", "at" or "on" is a place; "Moorish Castle and Pena Palace":
+    a list is of one kind; "Clevedon with Jonah": what follows any other word is of no known type."""
+    if j == 0:
+        return ner_type
+    joiner = re.search(rf"(\S+)\s+{re.escape(name)}\b", span)
+    word = joiner.group(1).lower() if joiner else ""
+    if word in ("in", "near", "at", "on"):
+        return "place"
+    return ner_type if word in ("and", "or") or word.endswith(",") else "other"
 
 
 def _looks_like_name(name: str) -> bool:
@@ -574,17 +588,58 @@ def _place_types(book: ProfileBook, doc, source_id: str) -> None:
                     why=f'a place ("{_shorten(span_text(list(doc[verb.i:root.i + 1])) if verb.i < root.i else name, 60)}")')
 
 
+# What only a person has: "Hattie's leaving do", "Carys's boyfriend" (not "Bristol's best cafe", "Leeds's manager").
+PERSON_POSSESSIONS = {*(w for w, p in ROLE_PREDICATES.items() if p not in ("manager_of", "coach_of", "mentor_of",
+                                                                          "colleague_of")),
+                      "birthday", "wedding", "funeral", "leaving", "farewell", "graduation", "retirement", "hen", "stag"}
+
+
 def _person_types(book: ProfileBook, doc, source_id: str) -> None:
-    """A name that does what people do ("Tasha said", "Marcus is coming") is a person, whatever NER says."""
+    """A name that does what people do ("Tasha said", "Marcus is coming") or has what only people have
+    ("Hattie's leaving do") is a person, whatever NER says."""
     for ent in doc.ents:
-        if ent.label_ in ("PERSON", "GPE", "LOC") or len(ent) > 2 or not _personish(book, ent):
+        if ent.label_ == "PERSON" or len(ent) > 2:
+            continue
+        root = ent.root
+        owned = root.dep_ == "poss" and (root.head.lower_ in PERSON_POSSESSIONS or
+                                         root.head.lower_ == "do" and root.head.pos_ == "NOUN")  # "Marit's leaving do"
+        if not owned and not _she_next(ent) and (ent.label_ in ("GPE", "LOC") or not _personish(book, ent)):
             continue
         name = clean_name(ent.text)
         if not _looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name):
             continue
-        verb = ent.root.head
+        verb = root.head
         book.entity(name, "person", source_id, ent.sent.text,
-                    why=f'a person ("{_shorten(span_text([ent.root, verb]) if verb.i > ent.root.i else ent.text, 60)}")')
+                    why=f'a person ("{_shorten(span_text([root, verb]) if verb.i > root.i else ent.text, 60)}")')
+    for tok in doc:  # "Carys who moved to Plymouth?": "who" is said of people (the tagger may call Carys a noun)
+        if tok.pos_ not in ("PROPN", "NOUN") or not tok.text[:1].isupper() or tok.dep_ == "compound":
+            continue
+        clause = next((c for c in tok.children if c.dep_ == "relcl" and any(
+            w.lower_ in ("who", "whom", "whose") and w.i > tok.i for w in c.children)), None)
+        name = clean_name(tok.text)
+        if clause is None or not _looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name) \
+                or tok.pos_ == "NOUN" and not _unknown_word(tok.lower_):
+            continue
+        book.entity(name, "person", source_id, tok.sent.text,
+                    why=f'a person ("{_shorten(span_text([tok, *clause.subtree]), 60)}")')
+
+
+def _she_next(ent) -> bool:
+    """"Any news from Hattie? How long has she been in Lisbon?": the next sentence's subject is "she" or "he"
+    with nobody else named between, and the name is not where someone goes or is ("from Izmir. She ...")."""
+    root = ent.root
+    if root.dep_ == "pobj":
+        prep = root.head
+        if prep.lower_ not in ("from", "with", "about", "of", "for") or prep.head.pos_ != "NOUN":
+            return False  # "news from Hattie", "a message from Hattie"; not "back from Izmir"
+    elif root.dep_ not in ("nsubj", "dobj"):
+        return False
+    doc = ent.doc
+    nxt = next((s for s in doc.sents if s.start >= ent.sent.end), None)
+    if nxt is None or any(e.label_ == "PERSON" and e.start < nxt.end for e in doc.ents if e.start >= ent.end):
+        return False
+    subj = next((t for t in nxt if t.dep_ in ("nsubj", "nsubjpass")), None)
+    return subj is not None and subj.lower_ in ("she", "he")
 
 
 def _kin_names(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
@@ -644,6 +699,9 @@ _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _WORDS_AND_COMMAS = re.compile(r"[A-Za-z][\w'’-]*|[,;(]")
 
 
+_I_FORMS = re.compile(r"^I(?:['’](?:m|ll|ve|d))?$")
+
+
 def capitalised_inside(texts) -> set[str]:
     """Lowercased words written capitalised inside a sentence, not next to another capitalised word:
     a one-word name has to appear like this at least once ("how is Biscuit?"); "Fingers crossed."
@@ -653,10 +711,13 @@ def capitalised_inside(texts) -> set[str]:
         for sentence in _SENTENCE.split(text):
             # a comma separates: "Again, Ben!" writes Ben alone inside a sentence
             words = _WORDS_AND_COMMAS.findall(sentence)
+            # "I" and a function word opening the sentence are capitalised anyway: "For Sevgi I'll pretend" writes
+            # Sevgi alone, "New York is big" does not write York alone
+            capital = [w[:1].isupper() and not _I_FORMS.match(w) and not (k == 0 and w.lower() in STOPWORDS)
+                       for k, w in enumerate(words)]
             for k in range(1, len(words)):
                 w = words[k]
-                if w[:1].isupper() and not words[k - 1][:1].isupper() and (
-                        k + 1 >= len(words) or not words[k + 1][:1].isupper()):
+                if capital[k] and not capital[k - 1] and (k + 1 >= len(words) or not capital[k + 1]):
                     found.add(re.sub(r"['’]s$", "", w.lower()))
                     found.add(w.lower())
     return found
@@ -675,11 +736,16 @@ _REPLY_OPENERS = {"ugh", "oh", "ah", "aw", "aww", "omg", "wait", "what", "hmm", 
 def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, source_id: str) -> None:
     """A bare name in reply names the unnamed "my sister" or "your cat" of the turn before: "is it ok if my
     sister stays?" - "Elif? Always!" (Elif is the asker's sister), "your cat threw up on the rug" - "Ugh,
-    Pilchard!" (Pilchard is the replier's cat). Both turns are the evidence."""
+    Pilchard!" (Pilchard is the replier's cat); so does a name echoed as the subject of a short exclamation or
+    question ("my mum's flying in" - "Sevgi's coming?!"). Both turns are the evidence."""
     words = [t for t in doc if not t.is_space]
     while words and (words[0].lower_ in _REPLY_OPENERS or words[0].is_punct):
         words = words[1:]
-    if len(words) < 2 or words[1].text not in ("?", "!", ",", ".") or not words[0].text[:1].isupper():
+    if len(words) < 2 or not words[0].text[:1].isupper():
+        return
+    sent = words[0].sent
+    echoed = words[0].dep_ == "nsubj" and len(sent) <= 6 and sent[-1].text in ("?", "!")  # "Sevgi's coming?!"
+    if words[1].text not in ("?", "!", ",", ".") and not echoed:
         return
     if words[0].pos_ not in ("PROPN", "NOUN") and not _unknown_word(words[0].lower_):
         return  # "Really? Wow": a word; "Elif?" (tagged an adverb) is no English word, so a name
@@ -743,6 +809,8 @@ def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_i
         return book.entity(other, "person", source_id)
     if subj.lower_ in ("she", "he") and (named := _person_before(book, subj)) is not None:
         return book.entity(named, "person", source_id)
+    if _known_person(book, subj):  # "Carys who moved to Plymouth?": the tagger calls Carys a noun
+        return book.entity(_full_name(subj), "person", source_id, subj.sent.text)
     # A name doing what people do is a person whatever NER says ("Cian moved to Cork": NER says NORP).
     if subj.pos_ == "PROPN" and subj.text[:1].isupper() and (subj.ent_type_ in ("PERSON", "") or (
             (known := book.get(_full_name(subj))) is not None and known.type == "person") or (
@@ -754,6 +822,14 @@ def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_i
     if name_tok is not None:
         return book.entity(_full_name(name_tok), "person", source_id, subj.sent.text)
     return None
+
+
+def _known_person(book: ProfileBook, tok) -> bool:
+    """A capitalised word the tagger calls a noun that the batch already knows as a person (not a speaker)."""
+    if tok.pos_ != "NOUN" or not tok.text[:1].isupper():
+        return False
+    known = book.get(_full_name(tok))
+    return known is not None and known.type == "person" and known.name not in book.speakers
 
 
 def _name_before_comma(tok):
@@ -1260,9 +1336,7 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
             for j, name in enumerate(parts):
                 name = clean_name(name)
                 if _looks_like_name(name) and name.lower() not in NOT_NAMES:
-                    # "the Rothay Hotel in Grasmere" as one span: what follows "in" is where the first one is
-                    where = j > 0 and re.search(rf"\b(in|near)\s+{re.escape(name)}\b", text) is not None
-                    book.entity(name, "place" if where else NER_TYPES[ent.label_], utt.id, ent.sent.text)
+                    book.entity(name, _part_type(text, name, j, NER_TYPES[ent.label_]), utt.id, ent.sent.text)
         # Proper nouns the NER missed (projects, pets, nicknames); finalize keeps those that recur.
         run: list = []
         for tok in [*doc, None]:
@@ -1281,8 +1355,8 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
             _kin_in_reply(book, doc, batch.utterances[k - 1], docs[k - 1], speaker, utt.id)
         _read_relations(book, doc, speaker, other, utt.id)
         last_named = -1
-        for t in doc:  # a name already known as a person ("my sister Ana"), whatever NER made of it
-            if t.pos_ == "PROPN" and (known := book.get(_full_name(t))) is not None and known.type == "person" \
+        for t in doc:  # a name already known as a person ("my sister Ana"), whatever NER or the tagger made of it
+            if (t.pos_ == "PROPN" or t.pos_ == "NOUN" and t.text[:1].isupper()) and (known := book.get(_full_name(t))) is not None and known.type == "person" \
                     and known.name not in book.speakers:
                 book.last_person, book.last_person_at, last_named = known.name, book.utterance_index, t.i
         for ent in doc.ents:
@@ -1310,7 +1384,8 @@ def _read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, 
     for tok in doc:
         if tok.pos_ not in ("VERB", "AUX") or tok.dep_ in ("aux", "auxpass") or \
                 (tok.dep_ == "xcomp" and tok.lemma_.lower() not in _BUILD_VERBS | {"work"}) or \
-                (tok.sent.text.rstrip().endswith("?") and not (tok.dep_ == "relcl" and tok.head.pos_ == "PROPN")):
+                (tok.sent.text.rstrip().endswith("?") and not (tok.dep_ == "relcl" and (
+                    tok.head.pos_ == "PROPN" or _known_person(book, tok.head)))):
             # "I started working on Atlas": the xcomp carries the relation; a question states nothing, but
             # its relative clause on a name takes its content as known ("Carys who moved to Plymouth?"; not
             # "What's something you like doing?")
