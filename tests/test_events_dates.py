@@ -136,3 +136,15 @@ def test_a_name_with_its_role_in_apposition_is_the_doer_when_the_verb_hangs_on_t
                      "Friday.", when="2024-06-04T20:08")
     event = next(e for e in events if "signed off" in e.what)
     assert (event.what, event.date_start) == ("Dr. Aisha Bello signed off on it on Friday", "2024-05-31")
+
+
+@pytest.mark.parametrize("text, what, start, end", [
+    ("Let's paint the fence next Saturday!", "Nate and Joanna will paint the fence next Saturday", "2022-10-15",
+     "2022-10-15"),
+    ("Let's do it next month when the weather is nicer.", "Nate and Joanna will do it next month when the weather is "
+     "nicer", "2022-11-01", "2022-11-30"),
+])
+def test_lets_is_a_plan_of_both_speakers(text, what, start, end):
+    events = {e.what: e for e in _events(text)}
+    assert what in events, list(events)
+    assert (events[what].date_start, events[what].date_end, events[what].participants) == (start, end, ["Nate", "Joanna"])

@@ -267,6 +267,9 @@ def extract_events(batch: Batch, docs: list, answered: list | None = None) -> li
                 continue
             lemma = verb.lemma_.lower()
             tense = "progressive" if implicit and verb.tag_ == "VBG" else _tense(verb)
+            lets = subj is not None and subj.lower_ == "'s" and verb.head.lemma_.lower() == "let"
+            if lets:  # "Let's paint next Saturday": a plan of both speakers
+                tense = "future"
             if lemma in ("do", "be", "have") and span_free(spans, verb) or (
                     lemma == "get" and verb.tag_ == "VBN" and tense == "past") or _does_a_placeholder(verb):
                 continue  # "I did", "I've got guts", "guess what I did this week": no event
@@ -291,6 +294,8 @@ def extract_events(batch: Batch, docs: list, answered: list | None = None) -> li
                     continue
             referent = named.referent(subj, k) if subj is not None else None
             forms = {subj.i: referent} if referent else None
+            if lets:
+                forms = {subj.i: f"{utt.speaker} and {other or 'others'} will"}
             what = _reworded(tokens, utt.speaker, other, pronouns, forms)
             if implicit:
                 what = _implicit_prefix(utt.speaker, tokens[0]) + what[:1].lower() + what[1:]
@@ -301,6 +306,8 @@ def extract_events(batch: Batch, docs: list, answered: list | None = None) -> li
             seen.add(key)
             used.update(t.i for t in tokens)
             people = _participants(tokens, subj, utt.speaker, other, speakers)
+            if lets and other and other not in people:
+                people.append(other)
             if referent:  # "she" is the one named before; the speaker only when "I"/"me"/"my" is in the clause
                 mine = any(t.lower_ in ("i", "me", "my", "we", "us", "our") for t in tokens)
                 people = [referent, *(p for p in people if p != referent and (p != utt.speaker or mine))]
