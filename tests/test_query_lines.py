@@ -208,3 +208,26 @@ def test_summaries_and_answer_prompt():
     assert "## Event Records" in user and "Question date: 2023-09-01" in user
     assert "primary source of truth" in with_[0]["content"]
     assert "<anchors>" not in without[1]["content"] and "primary source" not in without[0]["content"]
+
+
+def test_the_questions_words_in_a_line_add_to_its_score(embedder):
+    from gravity_engine.query.pipeline import GravityQuery
+
+    store = make_store(embedder)
+    gq = GravityQuery(store, embedder, QueryConfig(line_lexical=1.0), count=_count)
+    question = "Which pet did Caroline adopt?"
+    lexical = gq._line_lexical(question, gq.config)
+    table = store.line_table()
+    assert table.lines[int(np.argmax(lexical))].search_text == "Caroline adopted Oscar"  # "adopt" meets "adopted"
+    assert 0 < lexical.max() <= 1.0
+    assert gq._line_lexical(question, QueryConfig(line_lexical=0.0)) is None
+    assert gq._line_lexical("Hmm?", gq.config) is None  # no word of the question in any line
+    # added to the cosine: a line the words favour overtakes the rest
+    selected = {"entities": [store.anchors.entities[0]], "events": [], "topics": []}
+    qvec = embedder.encode(["Tell me about her."])[0]
+    plain = score_lines(selected, store, embedder, qvec, QueryConfig(), {}, set())
+    last = plain.lines[-1].line
+    boost = np.zeros(len(table.lines), dtype=np.float32)
+    boost[next(i for i, ln in enumerate(table.lines) if (ln.anchor_id, ln.field) == (last.anchor_id, last.field))] = 5.0
+    sel = score_lines(selected, store, embedder, qvec, QueryConfig(), {}, set(), boost)
+    assert sel.lines[0].line == last and plain.lines[0].line != last

@@ -51,8 +51,9 @@ class LineSelection:
 
 
 def score_lines(selected: dict[str, list], store, embedder, qvec: np.ndarray | None, config: QueryConfig,
-                event_scores: dict[str, float], pinned: set[str]) -> LineSelection:
-    """Open the selected anchors into lines and score each one (see the module docstring)."""
+                event_scores: dict[str, float], pinned: set[str], lexical: np.ndarray | None = None) -> LineSelection:
+    """Open the selected anchors into lines and score each one (see the module docstring); ``lexical`` (one
+    value per line-table row) is added to the cosine of profile and topic lines."""
     out = LineSelection(anchors={m: list(selected.get(m) or []) for m in MODULES})
     aware = config.question_aware and config.rerank and qvec is not None
     if not any(out.anchors.values()):
@@ -71,6 +72,8 @@ def score_lines(selected: dict[str, list], store, embedder, qvec: np.ndarray | N
                 continue
             vecs = matrix[rows]
             scores = vecs @ qvec if aware else np.full(len(rows), np.nan, dtype=np.float32)
+            if aware and lexical is not None:
+                scores = scores + lexical[rows]
             for line, vec, s in zip((table.lines[r] for r in rows), vecs, scores.tolist()):
                 out.lines.append(ScoredLine(line, float(s), rank, vec))
     out.lines.sort(key=_order_key(config))

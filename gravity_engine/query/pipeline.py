@@ -92,6 +92,7 @@ class GravityQuery:
         self._rows = {m: store.anchors.module(m) for m in MODULES}
         self._sources = None  # (utterance vectors, event rows, their cited utterances' rows)
         self._stems: Postings | None = None  # the events' word stems, for questions about time
+        self._line_stems: tuple = (None, None)  # (line table, its lines' word stems): built on first use
         self._event_lines: tuple = (None, None)  # (line table, its event rows): built on the first question about time
 
     def reference(self, question_date: str | date | None = None) -> date | None:
@@ -214,6 +215,23 @@ class GravityQuery:
         score, _ = self._stems.score(q)
         return (config.temporal_lexical * score / total).astype(np.float32)
 
+    def _line_lexical(self, question: str, config: QueryConfig) -> np.ndarray | None:
+        """``line_lexical`` times the idf-weighted share of the question's word stems each anchor line holds
+        (one value per row of the store's line table), or None when off or nothing matches."""
+        if not config.line_lexical:
+            return None
+        table = self.store.line_table()
+        if self._line_stems[0] is not table:
+            self._line_stems = (table, Postings.build(len(table.lines),
+                                                      [stems(content_tokens(ln.search_text)) for ln in table.lines]))
+        postings = self._line_stems[1]
+        q = list(dict.fromkeys(stems(content_tokens(question))))
+        total = sum(postings.idf.get(t, 0.0) for t in q)
+        if not total:
+            return None
+        score, _ = postings.score(q)
+        return (config.line_lexical * score / total).astype(np.float32)
+
     def _score_lines(self, result: GravityResult, qvec: np.ndarray, config: QueryConfig) -> LineSelection:
         event_scores: dict[str, float] = {}
         pinned: set[str] = set()
@@ -228,7 +246,8 @@ class GravityQuery:
                 event_scores[anchor.id] = float(sel.cosine[p])
                 if sel.status_codes[p] == slot:
                     pinned.add(anchor.id)
-        return score_lines(result.selected, self.store, self.embedder, qvec, config, event_scores, pinned)
+        return score_lines(result.selected, self.store, self.embedder, qvec, config, event_scores, pinned,
+                           self._line_lexical(result.question, config))
 
     def _bound_by_events(self, qtime: temporal.QueryTime, phrase_vecs: np.ndarray,
                          min_cosine: float = EVENT_REF_MIN_COSINE) -> None:
