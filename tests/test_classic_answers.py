@@ -197,3 +197,20 @@ def test_a_name_written_alone_inside_a_sentence_next_to_i_or_an_opening_function
     assert "teodor" in capitalised_inside(["For Teodor I'll pretend."])
     assert "york" not in capitalised_inside(["New York is big."])  # one name of two words
     assert "fingers" not in capitalised_inside(["Fingers crossed."])  # a sentence's first word
+
+
+def test_a_named_place_answers_the_last_of_several_questions_when_it_asks_where():
+    assert _statement("Congratulations! Will you look for work in Exeter too? Where are you working now?",
+                      "Fernhollow Insurance. I'm fully remote.") == "I am working at Fernhollow Insurance now"
+    # names answer "what are their names?" as well as "what are your plans?": which one is not known
+    assert _statement("What are their names? And what are your plans for the app?", "Max and Daisy.") is None
+
+
+def test_the_subject_of_a_yes_to_a_question_about_unnamed_kin_is_that_kin():
+    profiles = _one_batch([("Tomas", "That helps a lot. Does your sister live in Galway?"),
+                           ("Nadia", "Yes, Orla's been in Salthill for about eight years."), ("Tomas", "Lovely.")])
+    assert _rels(profiles["Orla"]).get(("sister_of", "Nadia")) == ["u0", "u1"]
+    # the kin only mentioned, not asked about: the name may be anyone
+    profiles = _one_batch([("Tomas", "Did you see your sister at the match?"), ("Nadia", "Yes, Orla scored twice."),
+                           ("Tomas", "Lovely.")])
+    assert ("sister_of", "Nadia") not in _rels(profiles["Orla"])

@@ -164,3 +164,18 @@ def test_a_relative_clause_in_a_question_counts_on_a_name_the_tagger_calls_a_nou
     profiles = _one_batch([("Nadia", "Not since Carys left."), ("Tomas", "Carys who moved to Plymouth?"),
                            ("Nadia", "That's her.")])
     assert _rels(profiles["Carys"]).get(("lives_in", "Plymouth")) == ["u1"]
+
+
+@pytest.mark.parametrize("said, relation", [
+    ("Yes, Danny's been in Salthill for about eight years.", ("lives_in", "Salthill")),
+    ("I've been at Brightwater Dental for six years.", ("works_at", "Brightwater Dental")),
+])
+def test_being_somewhere_for_years_is_a_lasting_state(said, relation):
+    profiles = _one_batch([("Nadia", said), ("Tomas", "Nice.")])
+    who = profiles.get("Danny", profiles["Nadia"])
+    assert _rels(who).get(relation) == ["u0"], {n: _rels(p) for n, p in profiles.items()}
+
+
+def test_being_somewhere_for_a_week_is_a_trip():
+    profiles = _one_batch([("Nadia", "I've been in Lisbon for a week, it's lovely."), ("Tomas", "Nice.")])
+    assert not _rels(profiles["Nadia"])

@@ -6,8 +6,8 @@ such a pair becomes one sentence in the answerer's voice ("Maya will attend Brun
 still lives in Salthill"), built only from the words of the two turns; the entity patterns then read it
 like any utterance and cite both turns.
 
-Two shapes are read, only when the question is the turn's one question and the next turn is another
-speaker's:
+Two shapes are read, only when the question is the turn's one question (or, of several, the last when it
+asks "where" and the answer names a place or an organisation) and the next turn is another speaker's:
 
 * a yes/no question about something named ("Does she ... in Salthill?", "Are you still at Acme?",
   "Have you joined the Harbor Striders?"), not a request ("Can I see it?") nor an open or a choice
@@ -65,11 +65,11 @@ def answered_statements(utterances: list, docs: list) -> list[Answered]:
         asked, answer = utterances[k - 1], utterances[k]
         if asked.speaker == answer.speaker:
             continue
-        question = _only_question(docs[k - 1])
+        question, several = _only_question(docs[k - 1])
         if question is None:
             continue
         reply = _first_sentence(docs[k])
-        if reply is None:
+        if reply is None or several and not _names_a_place(reply):
             continue
         text = _statement(question, reply, speakers)
         if text:
@@ -86,10 +86,29 @@ def parsed_statements(utterances: list, docs: list, spacy_model: str | None = No
     return list(zip(found, parse([a.text for a in found], spacy_model or SPACY_MODEL))) if found else []
 
 
-def _only_question(doc):
-    """The turn's one question ("What are their names? And your plans?" - which does "Max and Daisy" answer?)."""
+def _only_question(doc) -> tuple[object | None, bool]:
+    """The turn's one question ("What are their names? And your plans?" - which does "Max and Daisy" answer?);
+    of several, the last when it asks where (then True): only a named place may answer it ("Will you look for
+    work in Exeter too? Where are you working now?" - "Fernhollow Insurance.")."""
     asks = [s for s in doc.sents if s.text.rstrip().endswith("?") and any(t.pos_ in ("VERB", "AUX") for t in s)]
-    return asks[0] if len(asks) == 1 else None  # "Your little brother? Is he still in Leeds?": one question
+    if len(asks) == 1:
+        return asks[0], False  # "Your little brother? Is he still in Leeds?": one question
+    last = _words(asks[-1]) if asks else []
+    while last and (last[0].lower_ in _QUESTION_FILLERS or last[0].pos_ == "INTJ"):
+        last = last[1:]
+    return (asks[-1], True) if last and last[0].lower_ == "where" else (None, False)
+
+
+def _names_a_place(reply) -> bool:
+    """The reply names a place or an organisation (by NER or by the name's head word: "Fernhollow Insurance")
+    and no person ("Luna and Oliver." answers "What are their names?", not "And where do they live?")."""
+    from .entities import suffix_type  # entities reads these statements: imported at use, not at load
+
+    labels = {e.label_ for e in reply.ents}
+    if "PERSON" in labels:
+        return False
+    names = " ".join(t.text for t in reply if t.pos_ == "PROPN" or t.text[:1].isupper() and t.i > reply.start)
+    return bool(labels & {"GPE", "LOC", "FAC", "ORG"}) or suffix_type(names) in ("organization", "place")
 
 
 def _first_sentence(doc):

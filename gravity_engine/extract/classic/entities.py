@@ -737,15 +737,22 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     """A bare name in reply names the unnamed "my sister" or "your cat" of the turn before: "is it ok if my
     sister stays?" - "Elif? Always!" (Elif is the asker's sister), "your cat threw up on the rug" - "Ugh,
     Pilchard!" (Pilchard is the replier's cat); so does a name echoed as the subject of a short exclamation or
-    question ("my mum's flying in" - "Sevgi's coming?!"). Both turns are the evidence."""
+    question ("my mum's flying in" - "Sevgi's coming?!"), and a name that is the subject of a yes or no to a
+    question about the kin ("Does your brother live in Exeter?" - "Yes, Danny's been in Heavitree for years").
+    Both turns are the evidence."""
     words = [t for t in doc if not t.is_space]
+    answered = False
     while words and (words[0].lower_ in _REPLY_OPENERS or words[0].is_punct):
+        answered = answered or words[0].lower_ in ("yes", "yeah", "yep", "yup", "no", "nope")
         words = words[1:]
     if len(words) < 2 or not words[0].text[:1].isupper():
         return
     sent = words[0].sent
-    echoed = words[0].dep_ == "nsubj" and len(sent) <= 6 and sent[-1].text in ("?", "!")  # "Sevgi's coming?!"
-    if words[1].text not in ("?", "!", ",", ".") and not echoed:
+    subject = words[0].dep_ in ("nsubj", "nsubjpass")
+    echoed = subject and len(sent) <= 6 and sent[-1].text in ("?", "!")  # "Sevgi's coming?!"
+    # "Does your brother live in Exeter?" - "Yes, Danny's been in Heavitree ...": the answer's subject is the kin
+    answered = answered and subject
+    if words[1].text not in ("?", "!", ",", ".") and not echoed and not answered:
         return
     if words[0].pos_ not in ("PROPN", "NOUN") and not _unknown_word(words[0].lower_):
         return  # "Really? Wow": a word; "Elif?" (tagged an adverb) is no English word, so a name
@@ -759,6 +766,8 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     if len(unnamed) != 1:
         return  # "my sister and your dog": which one is it?
     noun = unnamed[0]
+    if answered and not echoed and (noun.dep_ not in ("nsubj", "nsubjpass") or not noun.sent.text.rstrip().endswith("?")):
+        return  # a yes or no answers a question about the kin, not one where the kin is mentioned in passing
     mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in noun.children)
     owner = book.entity(asked.speaker, "person", asked.id) if mine else speaker
     lemma = noun.lemma_.lower()
@@ -1159,12 +1168,27 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
             book.attribute(speaker, key, _phrase(pobj, 6), source_id)  # "I live in a small town"
 
 
+_WHILE_NOUNS = {"year", "month", "decade", "age", "ever"}  # not a week: a trip
+
+
+def _for_a_while(verb) -> bool:
+    """A perfect "be" with a duration: "has been in Leeds for years", "I've been at Acme for six months"."""
+    # "Danny's been": the small parser reads the "'s" of "has" as a passive "is"
+    return verb.tag_ == "VBN" and any(c.dep_ in ("aux", "auxpass") and (c.lemma_.lower() == "have" or c.lower_ in (
+        "'s", "'ve", "'d")) for c in verb.children) and any(
+        c.dep_ == "prep" and c.lower_ == "for" and any(g.lemma_.lower() in _WHILE_NOUNS for g in c.subtree)
+        for c in verb.children)
+
+
 def _still_there(book: ProfileBook, verb, who: Entity, source_id: str) -> None:
     """Being somewhere as a lasting state: "Mum's still up in Harrogate" (lives there), "she's still at
-    Severnside Uni" (studies there), "Carys is at Drakeshead Marine Lab now" (works there). "still" says a
-    state for both; "now" only for an organisation ("I'm in Lisbon now" may be a trip)."""
+    Severnside Uni" (studies there), "Carys is at Drakeshead Marine Lab now" (works there). "still" (or a
+    duration: "has been in Heavitree for years") says a state for both; "now" only for an organisation ("I'm in
+    Lisbon now" may be a trip)."""
     kids = list(verb.children)
     adverbs = {c.lower_ for c in kids if c.dep_ == "advmod"}
+    if _for_a_while(verb):
+        adverbs.add("still")  # "Danny's been in Heavitree for about eight years"
     if not adverbs & {"still", "now"} or who.type != "person":
         return
     # "still up in Leeds": the place hangs on the particle-like adverb
