@@ -123,11 +123,15 @@ export default function (component) {
     });
     circles.push([c, n]);
     if (n.label) {
-      // A big node (a speaker) carries its name inside; the others beside, away from their neighbours.
-      const inside = n.label.length * CHAR_PX <= 2 * n.r - 8;
+      // A big node (a speaker) carries its name inside, smaller when it must (down to 9 px: a hub has
+      // neighbours on every side, so a name beside it lies across an edge); the others beside, away from
+      // their neighbours.
+      const fit = Math.min(13, (13 * (2 * n.r - 6)) / (n.label.length * CHAR_PX));
+      const inside = n.r >= 12 && fit >= 9;
       const anchor = inside ? "middle" : n.side === "left" ? "end" : "start";
       const t = svgEl("text", { class: inside ? "eg-label eg-inside" : "eg-label", "text-anchor": anchor,
                                 "dominant-baseline": "middle", "data-id": n.id }, gNodes);
+      if (inside && fit < 13) t.style.fontSize = `${fit.toFixed(1)}px`;
       t.textContent = n.label;
       labels.push([t, { ...n, inside }]);
     }

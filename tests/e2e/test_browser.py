@@ -112,6 +112,9 @@ def test_page_shows_its_content(app_url, page, path, heading, text):
     assert page.locator("[data-testid='stException']").count() == 0
     if path == "graph":
         page.locator("[data-testid=stBidiComponentIsolated] circle.eg-node").first.wait_for(timeout=30_000)
+        # both speakers carry their names inside their nodes (a five-letter name in a smaller font)
+        inside = page.locator("[data-testid=stBidiComponentIsolated] text.eg-inside").all_text_contents()
+        assert {"Priya", "Tom"} <= set(inside), inside
     _shot(page, path or "home")
     assert page.dialogs == []
 
