@@ -141,8 +141,9 @@ def _injected_lines(trace: dict) -> None:
                  "score": ln["score"], "temporal slot": ln["pinned"], "sources": ", ".join(ln["source_ids"])}
                 for block in trace["blocks"] for ln in block.get("lines", [])]
         if rows:
-            st.caption("What Gravity added, line by line: each line's cosine with the question (lines are packed best "
-                       "first within the anchor budget) and the utterances it cites")
+            st.caption("What Gravity added, line by line: each line's score (its cosine with the question plus the "
+                       "share of the question's words it holds; lines are packed best first within the anchor budget) "
+                       "and the utterances it cites")
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="playground_lines")
 
 

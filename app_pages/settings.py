@@ -145,20 +145,26 @@ slots = s2.number_input("Temporal slots R", 0, 10, ov.get("temporal_slots", FULL
                         key="settings_slots")
 budget = s3.number_input("Expansion budget", 0, 20, ov.get("expansion_budget", FULL.expansion_budget),
                          key="settings_budget")
-a1, a2, _ = st.columns(3)
+a1, a2, a3 = st.columns(3)
 anchor_tokens = a1.number_input("Anchor tokens", 0, 4000, int(ov.get("anchor_budget", FULL.anchor_budget)), 50,
                                 key="settings_anchor_budget",
                                 help="Most tokens the anchor blocks take; the best lines across modules go in first.")
 line_sigma = a2.slider("Line σ (minimum cosine of a line)", -0.2, 0.9, float(ov.get("line_sigma", FULL.line_sigma)),
                        0.01, key="settings_line_sigma")
+line_words = a3.slider("Word share of a line", 0.0, 2.0, float(ov.get("line_lexical", FULL.line_lexical)), 0.05,
+                       key="settings_line_lexical",
+                       help="Added to a profile or topic line's cosine, times the share of the question's words the "
+                            "line holds: picks the line that answers among a speaker's many similar ones. 0 = cosine "
+                            "only.")
 new = {"K_E": int(K_E), "K_V": int(K_V), "K_T": int(K_T), "sigma": float(sigma), "temporal_slots": int(slots),
-       "expansion_budget": int(budget), "anchor_budget": int(anchor_tokens), "line_sigma": float(line_sigma)}
+       "expansion_budget": int(budget), "anchor_budget": int(anchor_tokens), "line_sigma": float(line_sigma),
+       "line_lexical": round(float(line_words), 2)}
 st.session_state["query_overrides"] = {k: v for k, v in new.items() if v != getattr(FULL, k)}
 if st.session_state["query_overrides"]:
     st.caption("Changed from the defaults: " + ", ".join(f"{k}={v}" for k, v in st.session_state["query_overrides"].items()))
 if st.button("Reset to defaults", key="settings_reset"):
     st.session_state["query_overrides"] = {}
     for k in ("settings_K_E", "settings_K_V", "settings_K_T", "settings_sigma", "settings_slots", "settings_budget",
-              "settings_anchor_budget", "settings_line_sigma"):
+              "settings_anchor_budget", "settings_line_sigma", "settings_line_lexical"):
         st.session_state.pop(k, None)
     st.rerun()

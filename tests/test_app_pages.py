@@ -168,6 +168,8 @@ def test_settings_query_overrides(store_dir):
     at = open_page("app_pages/settings.py", store_dir)
     at.number_input(key="settings_K_E").set_value(5).run()
     assert at.session_state["query_overrides"] == {"K_E": 5}
+    at.slider(key="settings_line_lexical").set_value(0.0).run()
+    assert at.session_state["query_overrides"] == {"K_E": 5, "line_lexical": 0.0}
 
 
 def test_build_upload_error_shows_loader_message(store_dir):

@@ -181,7 +181,8 @@ def test_a_relative_clause_in_a_question_counts_only_on_a_name():
 
 
 def test_a_name_echoed_as_the_subject_of_a_short_exclamation_names_the_kin_of_the_turn_before():
-    profiles = _one_batch([("Tomas", "Oh, and my dad's flying in from Porto on Friday!"), ("Nadia", "Teodor's coming?!"),
+    profiles = _one_batch([("Tomas", "Oh, and my dad's flying in from Porto on Friday!"),
+                           ("Nadia", "Teodor's coming?!"),
                            ("Tomas", "Yes, for a week. I'll take Teodor to the coast.")])
     assert _rels(profiles["Teodor"]).get(("parent_of", "Tomas")) == ["u0", "u1"]
     # a whole sentence about the name says who did what, not who the kin is

@@ -147,4 +147,5 @@ def test_a_name_with_its_role_in_apposition_is_the_doer_when_the_verb_hangs_on_t
 def test_lets_is_a_plan_of_both_speakers(text, what, start, end):
     events = {e.what: e for e in _events(text)}
     assert what in events, list(events)
-    assert (events[what].date_start, events[what].date_end, events[what].participants) == (start, end, ["Nate", "Joanna"])
+    event = events[what]
+    assert (event.date_start, event.date_end, event.participants) == (start, end, ["Nate", "Joanna"])

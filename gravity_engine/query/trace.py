@@ -91,7 +91,7 @@ class LineTrace(BaseModel):
     anchor_id: str
     field: str  # the anchor field the line shows ("attributes[3]", "relations[0]", "what", "key_facts[1]")
     text: str
-    score: float | None = None  # cosine with the question (null when reranking is off)
+    score: float | None = None  # cosine with the question plus ``line_lexical`` (null when reranking is off)
     pinned: bool = False  # an event in a temporal slot
     source_ids: list[str] = Field(default_factory=list)
 

@@ -35,8 +35,8 @@ NER_TYPES = {
     "PRODUCT": "product", "WORK_OF_ART": "artifact", "EVENT": "other", "NORP": "other",
 }
 KIN = {
-    "mom", "mum", "mam", "mother", "dad", "father", "parent", "sister", "brother", "sibling", "husband", "wife", "partner",
-    "boyfriend", "girlfriend", "fiance", "fiancee", "fiancé", "son", "daughter", "kid", "child", "baby",
+    "mom", "mum", "mam", "mother", "dad", "father", "parent", "sister", "brother", "sibling", "husband", "wife",
+    "partner", "boyfriend", "girlfriend", "fiance", "fiancee", "fiancé", "son", "daughter", "kid", "child", "baby",
     "grandma", "grandmother", "grandpa", "grandfather", "grandparent", "aunt", "uncle", "cousin", "niece",
     "nephew", "friend", "roommate", "boss", "coworker", "colleague", "mentor", "neighbor", "neighbour",
 }
@@ -591,7 +591,8 @@ def _place_types(book: ProfileBook, doc, source_id: str) -> None:
 # What only a person has: "Hattie's leaving do", "Carys's boyfriend" (not "Bristol's best cafe", "Leeds's manager").
 PERSON_POSSESSIONS = {*(w for w, p in ROLE_PREDICATES.items() if p not in ("manager_of", "coach_of", "mentor_of",
                                                                           "colleague_of")),
-                      "birthday", "wedding", "funeral", "leaving", "farewell", "graduation", "retirement", "hen", "stag"}
+                      "birthday", "wedding", "funeral", "leaving", "farewell", "graduation", "retirement", "hen",
+                      "stag"}
 
 
 def _person_types(book: ProfileBook, doc, source_id: str) -> None:
@@ -766,7 +767,8 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     if len(unnamed) != 1:
         return  # "my sister and your dog": which one is it?
     noun = unnamed[0]
-    if answered and not echoed and (noun.dep_ not in ("nsubj", "nsubjpass") or not noun.sent.text.rstrip().endswith("?")):
+    if answered and not echoed and (noun.dep_ not in ("nsubj", "nsubjpass") or
+                                    not noun.sent.text.rstrip().endswith("?")):
         return  # a yes or no answers a question about the kin, not one where the kin is mentioned in passing
     mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in noun.children)
     owner = book.entity(asked.speaker, "person", asked.id) if mine else speaker
@@ -1380,7 +1382,8 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
         _read_relations(book, doc, speaker, other, utt.id)
         last_named = -1
         for t in doc:  # a name already known as a person ("my sister Ana"), whatever NER or the tagger made of it
-            if (t.pos_ == "PROPN" or t.pos_ == "NOUN" and t.text[:1].isupper()) and (known := book.get(_full_name(t))) is not None and known.type == "person" \
+            if (t.pos_ == "PROPN" or t.pos_ == "NOUN" and t.text[:1].isupper()) and (
+                    known := book.get(_full_name(t))) is not None and known.type == "person" \
                     and known.name not in book.speakers:
                 book.last_person, book.last_person_at, last_named = known.name, book.utterance_index, t.i
         for ent in doc.ents:
