@@ -742,9 +742,9 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     question about the kin ("Does your brother live in Exeter?" - "Yes, Danny's been in Heavitree for years").
     Both turns are the evidence."""
     words = [t for t in doc if not t.is_space]
-    answered = False
+    yes_or_no = False
     while words and (words[0].lower_ in _REPLY_OPENERS or words[0].is_punct):
-        answered = answered or words[0].lower_ in ("yes", "yeah", "yep", "yup", "no", "nope")
+        yes_or_no = yes_or_no or words[0].lower_ in ("yes", "yeah", "yep", "yup", "no", "nope")
         words = words[1:]
     if len(words) < 2 or not words[0].text[:1].isupper():
         return
@@ -752,7 +752,7 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     subject = words[0].dep_ in ("nsubj", "nsubjpass")
     echoed = subject and len(sent) <= 6 and sent[-1].text in ("?", "!")  # "Sevgi's coming?!"
     # "Does your brother live in Exeter?" - "Yes, Danny's been in Heavitree ...": the answer's subject is the kin
-    answered = answered and subject
+    answered = yes_or_no and subject
     if words[1].text not in ("?", "!", ",", ".") and not echoed and not answered:
         return
     if words[0].pos_ not in ("PROPN", "NOUN") and not _unknown_word(words[0].lower_):
