@@ -447,8 +447,10 @@ def _relative_period(m, ref, future):
     direction = re.sub(r"\s+", " ", m["dir"].lower())
     if unit == "weekend":
         saturday = ref + timedelta(days=5 - ref.weekday())  # this week's (Mon..Sun) Saturday
+        # "Where were you both mornings this weekend?": said in the past, the weekend just gone
         if direction in ("last", "this past", "the past", "past", "the last") or (
-                direction in ("over the", "during the", "on the") and not future):
+                direction in ("over the", "during the", "on the") and not future) or (
+                direction == "this" and future is False):
             saturday = saturday if saturday <= ref else saturday - timedelta(days=7)
             if direction == "last" and ref.weekday() >= 5:
                 saturday -= timedelta(days=7)  # said during a weekend: the one before

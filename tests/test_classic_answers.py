@@ -35,6 +35,10 @@ def _statement(question: str, answer: str, asker: str = "Tomas", answerer: str =
     ("Have you joined the Harbor Striders yet?", "Yes, last week.", "I have joined the Harbor Striders"),
     ("Did your brother move to Cork?", "Yep, in June.", "my brother moved to Cork"),
     ("So did I tell you about Oslo?", "Yes.", "you told me about Oslo"),
+    # a yes says the question is right whatever follows it, unless it is taken back
+    ("Does your brother live in Exeter?", "Yes, Danny's been in Heavitree for years.", "my brother lives in Exeter"),
+    # a name after the yes answers "that <noun>"
+    ("Is she still at that surgery in Roath?", "Yeah, Lanfair Vets.", "she is still at Lanfair Vets in Roath"),
 ])
 def test_a_short_answer_states_what_was_asked_in_the_answerers_voice(question, answer, statement):
     assert _statement(question, answer) == statement
@@ -96,7 +100,7 @@ def test_a_no_states_nothing():
     ("Could you tell me more about Oslo?", "Yeah, sure."),  # a request
     ("Can I see a picture of Rufus?", "Sure!"),  # a request
     ("Do you use that computer for gaming?", "Yep!"),  # nothing named: small talk
-    ("Did you make it in Oslo?", "Yeah, I made it in pottery class."),  # a whole answer, read on its own
+    ("Did you make it in Oslo?", "Yeah, no, I made it at home."),  # a yes taken back
     ("What's your favourite game?", "Thanks, Tomas! I love Catan."),  # thanks to the asker, not the answer
     ("What's the story behind that sign?", "Oh, that one?"),  # no name, no number
     ("What are their names? And where do they live?", "Luna and Oliver."),  # which question does it answer?

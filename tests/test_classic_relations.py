@@ -179,3 +179,83 @@ def test_being_somewhere_for_years_is_a_lasting_state(said, relation):
 def test_being_somewhere_for_a_week_is_a_trip():
     profiles = _one_batch([("Nadia", "I've been in Lisbon for a week, it's lovely."), ("Tomas", "Nice.")])
     assert not _rels(profiles["Nadia"])
+
+
+# Version 8: what a reply settles about the turn before (DEV: harbour_flatmates, assistant_relocation).
+
+def test_a_yes_with_a_sentence_of_its_own_still_answers_and_my_kin_is_the_kin_named_before():
+    profiles = _one_batch([("Tomas", "Does your brother live in Exeter?"),
+                           ("Nadia", "Yes, Danny's been in Heavitree for years."), ("Tomas", "Lovely.")])
+    assert _rels(profiles["Danny"]).get(("lives_in", "Exeter")) == ["u0", "u1"]
+
+
+def test_a_bare_name_no_lexicon_holds_names_the_kin_even_if_never_written_inside_a_sentence():
+    profiles = _one_batch([("Tomas", "Is it ok if my sister stays the weekend after?"),
+                           ("Nadia", "Elif? Always! Is she still at Severnside Uni?"), ("Tomas", "Yep, final year.")])
+    assert _rels(profiles["Elif"]).get(("sister_of", "Tomas")) == ["u0", "u1"]
+    assert ("studies_at", "Severnside Uni") in _rels(profiles["Elif"])  # "she" is who was just named
+
+
+@pytest.mark.parametrize("lines, subject, place", [
+    ([("Tomas", "Did Maren make it over from Cardiff in the end?"), ("Nadia", "No, she got called in.")], "Maren",
+     "Cardiff"),
+    ([("Tomas", "Any news from Hattie? How long has she been in Lisbon now?"), ("Nadia", "Two weeks.")], "Hattie",
+     "Lisbon"),
+    ([("Tomas", "Oh, and my dad's flying in from Porto on Friday!"), ("Nadia", "Teodor's coming?!")], "Teodor",
+     "Porto"),
+])
+def test_where_a_visitor_comes_over_from_is_where_they_live(lines, subject, place):
+    profiles = _one_batch([*lines, ("Tomas", "Ha.")])
+    assert ("lives_in", place) in _rels(profiles[subject]), {n: _rels(p) for n, p in profiles.items()}
+
+
+@pytest.mark.parametrize("said", ["I just got back from Paris.", "My mum's flying back from Izmir on Friday.",
+                                  "I'm flying in from Berlin on Tuesday."])
+def test_a_way_back_or_the_speakers_own_trip_names_no_home(said):
+    profiles = _one_batch([("Tomas", said), ("Nadia", "Nice.")])
+    assert not any(p == "lives_in" for e in profiles.values() for p, _ in _rels(e))
+
+
+def test_a_kin_word_asked_back_names_the_one_person_of_the_turn_before():
+    profiles = _one_batch([("Nadia", "Callum's coming to stay on Saturday night, hope that's ok."),
+                           ("Tomas", "Your little brother? Course."), ("Nadia", "Thanks.")])
+    assert _rels(profiles["Callum"]).get(("brother_of", "Nadia")) == ["u0", "u1"]
+    profiles = _one_batch([("Nadia", "Callum and Priya are coming on Saturday."),
+                           ("Tomas", "Your brother? Course."), ("Nadia", "Thanks.")])
+    assert not _rels(profiles["Callum"]) and not _rels(profiles["Priya"])  # which of the two?
+
+
+def test_an_organisation_named_in_reply_to_a_question_about_the_new_job_is_the_employer():
+    profiles = _one_batch([("Nadia", "How's the new job going, by the way?"),
+                           ("Tomas", "Honestly good. A month in and Brackwater Studios still feels like a dream."),
+                           ("Nadia", "Great.")])
+    assert _rels(profiles["Tomas"]).get(("works_at", "Brackwater Studios")) == ["u0", "u1"]
+    profiles = _one_batch([("Nadia", "How was the weekend?"),
+                           ("Tomas", "Honestly good. Brackwater Studios threw a party."), ("Nadia", "Great.")])
+    assert not _rels(profiles["Tomas"])
+
+
+def test_a_named_groups_training_in_the_speakers_plans_is_their_group():
+    profiles = _one_batch([("Nadia", "I'll ring him after Kingsholm Kestrels training."), ("Tomas", "Good luck.")])
+    assert _rels(profiles["Nadia"]).get(("member_of", "Kingsholm Kestrels")) == ["u0"]
+    assert profiles["Kingsholm Kestrels"].type == "organization"
+    profiles = _one_batch([("Nadia", "Did you watch Kingsholm Kestrels training?"), ("Tomas", "No.")])
+    assert not _rels(profiles["Nadia"]) and not _rels(profiles["Tomas"])  # asked, not said
+
+
+def test_staying_with_someone_somewhere_is_where_they_live():
+    profiles = _one_batch([("Nadia", "My cousin Orla is visiting."), ("Tomas", "For how long?"),
+                           ("Nadia", "Two weeks with Orla in Galway and a few days with us."), ("Tomas", "Nice.")])
+    assert _rels(profiles["Orla"]).get(("lives_in", "Galway")) == ["u2"]
+    profiles = _one_batch([("Nadia", "Two weeks with Brightwater Dental in Galway, then back."), ("Tomas", "Nice.")])
+    assert not any(p == "lives_in" for e in profiles.values() for p, _ in _rels(e))  # a business by its name
+
+
+def test_a_named_thing_coming_along_is_the_repliers_project():
+    profiles = _one_batch([("Tomas", "How's Skylark coming along?"), ("Nadia", "Slowly! I sanded the hull on Sunday."),
+                           ("Tomas", "Ha.")])
+    assert _rels(profiles["Nadia"]).get(("works_on", "Skylark")) == ["u0", "u1"]
+    assert profiles["Skylark"].type == "project"
+    for asked in ("How's Skylark going?", "How's Priya coming along?"):  # maybe a place; a person ("Priya said")
+        profiles = _one_batch([("Tomas", "Priya said hi. " + asked), ("Nadia", "Good, I love it."), ("Tomas", "Ha.")])
+        assert not any(p == "works_on" for p, _ in _rels(profiles["Nadia"])), asked

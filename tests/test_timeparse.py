@@ -210,3 +210,12 @@ def test_a_perfect_with_a_duration_dates_its_beginning(text, start, end):
 @pytest.mark.parametrize("text", ["I lived there for 3 years.", "I'll be away for two years", "a meeting for 2 hours"])
 def test_a_duration_without_the_perfect_dates_nothing(text):
     assert find_time_expressions(text, date(2022, 10, 9)) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Where were you at six both mornings this weekend?", "2024-05-18"),  # said in the past: the weekend just gone
+    ("Are you free this weekend?", "2024-05-25"),  # no past: the coming one
+])
+def test_this_weekend_said_in_the_past_is_the_one_just_gone(text, expected):
+    [span] = find_time_expressions(text, datetime(2024, 5, 21, 9))  # a Tuesday
+    assert span.start.isoformat() == expected

@@ -11,8 +11,11 @@ asks "where" and the answer names a place or an organisation) and the next turn 
 
 * a yes/no question about something named ("Does she ... in Salthill?", "Are you still at Acme?",
   "Have you joined the Harbor Striders?"), not a request ("Can I see it?") nor an open or a choice
-  question ("any ...?", "X or Y?"), answered with a plain yes ("Yes", "Yeah", "Still", ...): no verb
-  of its own and no "not" in the answer's first sentence;
+  question ("any ...?", "X or Y?"), answered with a yes ("Yes", "Yeah", "Still", ...) not taken back (no
+  "not", "no" or "but" in the answer's first sentence; what follows the yes may be a sentence of its own:
+  "Does your brother live in Exeter?" - "Yes, Danny's been in Heavitree for years."); a name alone after
+  the yes takes the place of the question's "that <noun>" ("Is she still at that practice in Canton?" -
+  "Yeah, Penhallow Vets.");
 * a "which/what/who/where" question answered with a fragment that holds a name or a number (no verb:
   "Bruntsfield Primary.", "At Nordfield Games."), which takes the question word's place.
 
@@ -164,6 +167,8 @@ def _statement(question, reply, speakers: set[str]) -> str | None:
             fill = ["at" if at else "in", *(t.text for t in fill)]
         else:
             fill = [fill[0].text.lower() if fill[0].pos_ == "ADP" else fill[0].text, *(t.text for t in fill[1:])]
+    elif _affirmed(reply) and (named := _name_for_the_noun(rest, reply)) is not None:
+        rest, fill = named, []
     elif not _affirmed(reply) or (aux.tag_ == "MD" and subject[0].lower_ in ("you", "i", "we")) or not any(
             t.text[:1].isupper() and t.lower_ not in speakers and t.lower_ != "i" for t in [*subject, *rest]):
         # "Could you tell me more?", "Can I see a picture?": a request granted, not a fact; and a yes files a
@@ -188,12 +193,35 @@ def _fragment(reply, speakers: set[str]) -> list | None:
     return words
 
 
+_DEMONSTRATIVES = {"that", "the", "your", "this", "same"}
+
+
+def _name_for_the_noun(rest: list, reply) -> list | None:
+    """"Is she still at that practice in Canton?" - "Yeah, Penhallow Vets.": the name after the yes takes the place
+    of the noun it answers ("she is still at Penhallow Vets in Canton"); None unless the yes is followed by a name
+    alone and the question has one "at/for/with that <noun>"."""
+    words = _words(reply)[1:]
+    if not words or len(words) > 5 or not all(t.pos_ == "PROPN" or t.text[:1].isupper() and t.pos_ in ("NOUN", "ADJ")
+                                              for t in words) or words[-1].i + 1 < reply.end and \
+            not reply.doc[words[-1].i + 1].is_punct:
+        return None
+    slots = [i for i in range(len(rest) - 2) if rest[i].pos_ == "ADP" and rest[i].lower_ in ("at", "for", "with")
+             and rest[i + 1].lower_ in _DEMONSTRATIVES and rest[i + 2].pos_ == "NOUN"]
+    if len(slots) != 1:
+        return None
+    i = slots[0]
+    end = i + 3
+    while end < len(rest) and rest[end].pos_ == "NOUN" and rest[end - 1].pos_ == "NOUN":
+        end += 1
+    return [*rest[:i + 1], *words, *rest[end:]]
+
+
 def _affirmed(reply) -> bool:
-    """A plain yes: "Yes!", "Yep, fourth year of medicine.", "Yes, I did." - not "Yeah, I made it in class" (a
-    whole answer, read on its own) nor a yes taken back."""
+    """A yes: "Yes!", "Yep, fourth year of medicine.", "Yes, Danny's been in Heavitree for years." - not a yes
+    taken back ("Yes, but not any more", "Yeah, no")."""
     words = _words(reply)
     return bool(words) and words[0].lower_ in _YES and not any(
-        t.dep_ == "neg" or t.lower_ in ("no", "not", "never", "but") or t.pos_ == "VERB" for t in words)
+        t.dep_ == "neg" or t.lower_ in ("no", "not", "never", "but", "although", "though") for t in words)
 
 
 def _assemble(aux, subject: list, rest: list, fill: list[str], where: bool) -> str:

@@ -731,6 +731,9 @@ def _unknown_word(word: str) -> bool:
     return not getAllLemmas(word)
 
 
+# words of chat that no lexicon holds and no name is: "Awww", "Ughhh", "lol", "Omg"
+_CHAT_NOISE = re.compile(r"(?i)^(?:.*(\w)\1\1.*|lol|lmao|omg|ugh|eww?|yay|wow|hm+|oops|aw+|haha|hehe|ooh|ahh?"
+                         r"|yikes|phew|meh|nah|yep|yup|idk|tbh|btw|brb|pls|plz|thx|ty|np|xoxo|ok|okay)$")
 _REPLY_OPENERS = {"ugh", "oh", "ah", "aw", "aww", "omg", "wait", "what", "hmm", "ha", "haha", "yes", "yeah", "no"}
 
 
@@ -760,8 +763,11 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     name = clean_name(words[0].text)
     if not _looks_like_name(name) or name.lower() in NOT_NAMES or book.canonical(name)[0] in book.speakers:
         return
-    if name.lower() not in book.capitalised_inside:
-        return  # "Awww, thanks!", "Oops!", "Pizza? Cool": a name is also written as one inside a sentence
+    if name.lower() not in book.capitalised_inside and not (
+            _unknown_word(name.lower()) and not _CHAT_NOISE.match(name)):
+        # "Awww, thanks!", "Oops!", "Pizza? Cool": a name is also written as one inside a sentence, or is no
+        # English word and no chat noise ("Elif? Always!" names the sister whose name comes up again sessions later)
+        return
     unnamed = [t for t in asked_doc if t.pos_ == "NOUN" and (t.lemma_.lower() in PETS or t.lemma_.lower() in FAMILY)
                and _name_of(t) is None and any(c.dep_ == "poss" and c.lower_ in ("my", "your") for c in t.children)]
     if len(unnamed) != 1:
@@ -782,6 +788,15 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
         person = book.entity(name, "person", source_id, words[0].sent.text, why=f"{owner.name}'s {lemma} ({said})")
         book.relation(person, ROLE_PREDICATES[lemma], owner.name, asked.id)
         book.relation(person, ROLE_PREDICATES[lemma], owner.name, source_id)
+        # "Elif? Always! Is she still at Severnside?": she is who was just named
+        book.last_person, book.last_person_at = person.name, book.utterance_index
+        # and what the turn before said of "my mum" is said of her ("my mum's flying in from Izmir" - "Sevgi's
+        # coming?!"): read it again now that the kin has a name
+        book.counting = False
+        try:
+            _read_relations(book, asked_doc, book.entity(asked.speaker, "person", asked.id), speaker.name, asked.id)
+        finally:
+            book.counting = True
 
 
 def _kin_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, source_id: str) -> None:
@@ -810,6 +825,49 @@ def _kin_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, sou
     book.relation(person, ROLE_PREDICATES[lemma], speaker.name, source_id)
 
 
+def _kin_echo(book: ProfileBook, doc, asked, asked_doc, source_id: str) -> None:
+    """A reply that asks back with a kin word names the one person of the turn before: "Callum's coming to stay on
+    Saturday" - "Your little brother? Course." (Callum is the asker's brother)."""
+    first = next(iter(doc.sents), None)
+    if first is None or first.text.rstrip()[-1:] != "?" or len([t for t in first if not t.is_punct]) > 4:
+        return
+    kin = [t for t in first if t.pos_ == "NOUN" and t.lemma_.lower() in ROLE_PREDICATES
+           and any(c.dep_ == "poss" and c.lower_ == "your" for c in t.children)]
+    people = {book.canonical(clean_name(e.text))[0] for e in asked_doc.ents if _personish(book, e)} - set(book.speakers)
+    # "Callum and Priya are coming": NER may miss one of the two, the parse joins them
+    joined = any(t.dep_ == "conj" and t.head.pos_ == "PROPN" and t.pos_ == "PROPN" for t in asked_doc)
+    if len(kin) != 1 or len(people) != 1 or joined:
+        return
+    name, lemma = people.pop(), kin[0].lemma_.lower()
+    said = f'"{_shorten(asked_doc.text, 40)}" - "{_shorten(first.text, 30)}"'
+    person = book.entity(name, "person", source_id, first.text, why=f"{asked.speaker}'s {lemma} ({said})")
+    book.relation(person, ROLE_PREDICATES[lemma], asked.speaker, asked.id)
+    book.relation(person, ROLE_PREDICATES[lemma], asked.speaker, source_id)
+
+
+_ASKED_JOBS = {"job", "internship", "placement", "position", "role", "apprenticeship"}
+
+
+def _job_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, source_id: str) -> None:
+    """A question about the listener's job answered by naming one organisation: "How's the new job going?" - "A
+    month in and Brackwater Studios still feels like a dream." (the replier works there)."""
+    question = [s for s in asked_doc.sents if s.text.rstrip().endswith("?")]
+    if len(question) != 1 or any(e.label_ in ("ORG", "PERSON") for e in question[0].ents):
+        return
+    job = [t for t in question[0] if t.pos_ == "NOUN" and t.lemma_.lower() in _ASKED_JOBS and (
+        any(c.lower_ == "your" for c in t.children) or
+        any(c.lower_ == "the" for c in t.children) and any(c.lower_ == "new" for c in t.children))]
+    orgs = {clean_name(e.text) for s in list(doc.sents)[:2] for e in s.ents if e.label_ == "ORG"}
+    orgs = {o for o in orgs if _looks_like_name(o) and ((known := book.get(o)) is None or known.type == "organization")}
+    if len(job) != 1 or len(orgs) != 1:
+        return
+    said = f'"{_shorten(question[0].text, 40)}" - "{_shorten(doc.text, 40)}"'
+    org = book.entity(orgs.pop(), "organization", source_id, doc.text,
+                      why=f"organization where {speaker.name} works ({said})")
+    book.relation(speaker, "works_at", org.name, asked.id)
+    book.relation(speaker, "works_at", org.name, source_id)
+
+
 def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_id: str) -> Entity | None:
     """Who did it: the speaker (I/we), the listener (you), a named person, or "my sister Anna"."""
     if subj is None:
@@ -832,7 +890,20 @@ def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_i
     name_tok = _name_of(subj) if subj.lemma_.lower() in ROLE_PREDICATES else None
     if name_tok is not None:
         return book.entity(_full_name(name_tok), "person", source_id, subj.sent.text)
-    return None
+    return _kin_known(book, subj, speaker, other)
+
+
+def _kin_known(book: ProfileBook, noun, speaker: Entity, other: str | None) -> Entity | None:
+    """"my brother" once the batch knows who that is ("Danny's been in Heavitree" named him): the one person
+    with that role towards the speaker (or, for "your", the listener)."""
+    role = ROLE_PREDICATES.get(noun.lemma_.lower())
+    poss = next((c.lower_ for c in noun.children if c.dep_ == "poss"), None)
+    owner = speaker.name if poss == "my" else other if poss == "your" else None
+    if role is None or owner is None:
+        return None
+    known = [e for e in book.entities() if e.type == "person" and e.name not in book.speakers
+             and any(r.predicate == role and r.target == owner for r in e.relations)]
+    return known[0] if len(known) == 1 else None
 
 
 def _known_person(book: ProfileBook, tok) -> bool:
@@ -998,8 +1069,11 @@ _HOME_NOUNS = {"flat", "house", "home", "apartment", "place", "street", "neighbo
 
 
 def _target_name(pobj) -> str | None:
-    # the small tagger often makes a town a common noun ("Leeds" NNS), while NER still calls it a place
-    if pobj is None or not pobj.text[:1].isupper() or (pobj.pos_ != "PROPN" and pobj.ent_type_ not in ("GPE", "LOC")):
+    # the small tagger often makes a town a common noun ("Leeds" NNS), while NER still calls it a place, or a
+    # person ("my brother lives in Exeter"): a capitalised word inside the sentence that is no English word
+    if pobj is None or not pobj.text[:1].isupper() or (
+            pobj.pos_ != "PROPN" and pobj.ent_type_ not in ("GPE", "LOC")
+            and not (pobj.i > pobj.sent.start and _unknown_word(pobj.lower_))):
         return None
     name = _full_name(pobj)
     return name if _looks_like_name(name) and name.lower() not in NOT_NAMES else None
@@ -1348,8 +1422,6 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
         speaker = book.entity(utt.speaker, "person", utt.id)
         others = [s for s in book.speakers if s != utt.speaker]
         other = others[0] if len(others) == 1 else None
-        for a, a_doc in by_answer.get(k, []):
-            _read_answer(book, a, a_doc, speaker, other, ref, pronouns)
         in_entity: set[int] = set()
         for ent in doc.ents:
             in_entity.update(range(ent.start, ent.end))
@@ -1379,6 +1451,12 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
         if k > 0 and batch.utterances[k - 1].speaker != utt.speaker:
             _named_in_reply(book, doc, batch.utterances[k - 1], docs[k - 1], speaker, utt.id)
             _kin_in_reply(book, doc, batch.utterances[k - 1], docs[k - 1], speaker, utt.id)
+            _kin_echo(book, doc, batch.utterances[k - 1], docs[k - 1], utt.id)
+            _job_in_reply(book, doc, batch.utterances[k - 1], docs[k - 1], speaker, utt.id)
+            _project_in_reply(book, doc, batch.utterances[k - 1], docs[k - 1], speaker, utt.id)
+        # after the names of this turn: "Does your brother live in Exeter?" - "Yes, Danny's ..." names the brother
+        for a, a_doc in by_answer.get(k, []):
+            _read_answer(book, a, a_doc, speaker, other, ref, pronouns)
         _read_relations(book, doc, speaker, other, utt.id)
         last_named = -1
         for t in doc:  # a name already known as a person ("my sister Ana"), whatever NER or the tagger made of it
@@ -1401,8 +1479,114 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
     return book.entities()
 
 
+_ARRIVE_VERBS = {"fly", "come", "drive", "travel", "pop", "make", "head", "train", "cycle", "get", "ride", "sail"}
+_ARRIVE_PARTICLES = {"in", "over", "down", "up", "across", "round"}
+
+
+def _visitor_homes(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
+    """Where someone comes over from is where they live ("my mum's flying in from Izmir", "Did Maren make it over
+    from Cardiff?"), and so is where they have been for how long ("How long has she been in Lisbon now?"): asked
+    or said, the place is taken as known. Not the speaker's own travel nor a way back ("I just got back from Paris")."""
+    for prep in doc:
+        if prep.dep_ != "prep" or prep.head.pos_ not in ("VERB", "AUX"):
+            continue
+        verb, kids = prep.head, list(prep.head.children)
+        if prep.lower_ == "from":
+            ok = verb.lemma_.lower() in _ARRIVE_VERBS and not any(c.lower_ == "back" for c in kids) and any(
+                c.dep_ in ("prt", "advmod") and c.lower_ in _ARRIVE_PARTICLES for c in kids)
+        else:
+            ok = prep.lower_ == "in" and verb.lemma_ == "be" and any(c.lemma_ == "have" for c in kids) and any(
+                c.lower_ == "long" and any(g.lower_ == "how" for g in c.children) for c in kids)
+        pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
+        subj = subject_of(verb)
+        if not ok or pobj is None or pobj.ent_type_ in ("ORG", "FAC", "DATE", "TIME") or subj is None \
+                or is_first_person(subj):
+            continue
+        if subj.lower_ == "you":
+            who = book.entity(other, "person", source_id) if other else None
+        elif subj.lower_ in ("she", "he"):
+            who = book.entity(named, "person", source_id) if (named := _person_before(book, subj)) else None
+        else:
+            who = _owner(book, subj, speaker, other, source_id)
+        if who is not None and who.type == "person":
+            _relate(book, who, "lives_in", pobj, source_id)
+
+
+_CLUB_SESSIONS = {"training", "practice", "rehearsal", "match", "fixture", "session", "gig", "meet", "meeting"}
+
+
+def _club_sessions(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
+    """A named group's training in the speaker's own plans is the speaker's group: "I'll ring him after Harbourside
+    Hornets training", "I've got Hornets practice tonight"."""
+    for noun in doc:
+        if noun.lemma_.lower() not in _CLUB_SESSIONS or noun.pos_ != "NOUN" or noun.sent.text.rstrip().endswith("?"):
+            continue
+        names = [c for c in noun.children if c.dep_ == "compound" and c.pos_ == "PROPN" and c.text[:1].isupper()]
+        if not names or not any(t.dep_ == "nsubj" and is_first_person(t) for t in noun.sent):
+            continue
+        name = clean_name(_full_name(names[-1]))
+        known = book.get(name)
+        # NER's "person" gives way ("Harbourside Hornets" is PERSON to it); a type set by context does not
+        if _looks_like_name(name) and name.lower() not in NOT_NAMES and (known is None or known.type in (
+                "organization", "other") or known.type == "person" and not book.typed_by_context(known)) \
+                and book.canonical(name)[0] not in book.speakers:
+            org = book.entity(name, "organization", source_id, noun.sent.text,
+                              why=f'group of {speaker.name} ("{_shorten(noun.sent.text, 60)}")')
+            book.relation(speaker, "member_of", org.name, source_id)
+
+
+def _staying_with(book: ProfileBook, doc, source_id: str) -> None:
+    """Staying with someone somewhere says where they live: "Two (weeks) with Elif in Gloucester"."""
+    for prep in doc:
+        if prep.lower_ != "with" or prep.dep_ != "prep":
+            continue
+        person = next((g for g in prep.children if g.dep_ == "pobj" and g.pos_ == "PROPN" and g.text[:1].isupper()),
+                      None)
+        where = next((g for g in person.children if g.dep_ == "prep" and g.lower_ == "in"), None) if person else None
+        place = next((g for g in where.children if g.dep_ == "pobj" and g.ent_type_ in ("GPE", "LOC")), None) \
+            if where is not None else None
+        if place is None:
+            continue
+        name = _full_name(person)
+        known = book.get(name)
+        # NER's guess for a first name is often a place or a company: then it has to be known as a person already
+        if not _looks_like_name(name) or name.lower() in NOT_NAMES or book.canonical(name)[0] in book.speakers or (
+                known is not None and known.type not in ("person", "other")) or (
+                person.ent_type_ not in ("PERSON", "") and (known is None or known.type != "person")):
+            continue
+        _relate(book, book.entity(name, "person", source_id, person.sent.text), "lives_in", place, source_id)
+
+
+def _project_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, source_id: str) -> None:
+    """"How's Kittiwake coming along?" - "Slowly! I sanded the hull on Sunday.": a named thing coming along is
+    the replier's project (not a person, a place or an organisation)."""
+    for verb in asked_doc:
+        # "coming along", not "going": "How's Lisbon going?" asks about a move
+        if verb.lemma_ != "come" or not verb.sent.text.rstrip().endswith("?") or not any(
+                c.lower_ == "how" for c in verb.children) or not any(c.lower_ == "along" for c in verb.children):
+            continue
+        subj = subject_of(verb)
+        if subj is None or subj.pos_ != "PROPN" or not subj.text[:1].isupper() or subj.ent_type_ in (
+                "PERSON", "GPE", "LOC", "NORP", "DATE", "EVENT", "FAC"):
+            continue
+        name = _full_name(subj)
+        known = book.get(name)
+        if not _looks_like_name(name) or name.lower() in NOT_NAMES or (known is not None and known.type in (
+                "person", "place", "organization", "pet", "event")):
+            continue
+        if not any(t.dep_ == "nsubj" and is_first_person(t) for t in doc):
+            continue
+        said = f'"{_shorten(verb.sent.text, 40)}" - "{_shorten(doc.text, 40)}"'
+        project = book.entity(name, "project", source_id, verb.sent.text, why=f"a project of {speaker.name} ({said})")
+        book.relation(speaker, "works_on", project.name, asked.id)
+        book.relation(speaker, "works_on", project.name, source_id)
+
+
 def _read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """Relations and attributes from every pattern of a parsed utterance."""
+    _visitor_homes(book, doc, speaker, other, source_id)
+    _club_sessions(book, doc, speaker, source_id)
+    _staying_with(book, doc, source_id)
     _kin_names(book, doc, speaker, source_id)
     _addressed_kin(book, doc, speaker, other, source_id)
     _noun_patterns(book, doc, speaker, other, source_id)
