@@ -27,7 +27,7 @@ class FieldCheck(BaseModel):
     field: str  # e.g. "name", "attributes[2]", "relations[0]", "what", "date", "key_facts[1]"
     supported: bool
     score: float  # 0..1; embedding similarity or 1.0/0.0 for exact string/date checks
-    method: str  # "string", "date", "embedding", "missing-source"
+    method: str  # "string", "date", "embedding", "gazetteer", "missing-source"
     note: str = ""
 
 

@@ -35,6 +35,8 @@ from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder, norma
 from .errors import ConfigError, GravityError, StoreError
 from .extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
 from .fileio import atomic_write_json
+from .places import add_locations
+from .places import warm as warm_places
 from .store import (ANCHORS_FILE, AnchorStore, UtteranceVectors, check_built_with, embed_anchors, embed_utterances,
                     save_unless_changed)
 from .verify import verify_anchors
@@ -239,6 +241,7 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     # in the background lets torch use the core that extraction leaves idle.
     prefetch = threading.Thread(target=_prefetch, args=(shared_embedder, conversation), daemon=True)
     prefetch.start()
+    threading.Thread(target=warm_places, daemon=True).start()  # GeoNames' index, for add_locations below
     for batch, result in _run_batches(extractor, todo, cancel):
         if isinstance(result, Exception):
             failures.append({"batch": batch.index, "session_id": batch.session_id,
@@ -279,6 +282,7 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
             setattr(anchors, m, [])
     dropped = drop_unknown_sources(anchors, conversation)
     set_seen_times(anchors.entities, conversation)
+    located = add_locations(anchors)
     finalize_s = time.perf_counter() - t_final
 
     notify(BuildProgress("embed", 0, 1, failed=len(failures), message="embedding anchors"))
@@ -320,6 +324,7 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
         "counts": anchors.counts(),
         "stats": dict(stats),
         "source_ids": {"dropped_nonexistent": dropped},
+        "places_located": located,
         "verification": verification,
         "timings_s": {"extract": round(extract_s, 3), "finalize": round(finalize_s, 3), "embed": round(embed_s, 3),
                       "verify": round(verify_s, 3), "total": round(time.perf_counter() - started, 3)},

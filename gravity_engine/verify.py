@@ -17,6 +17,7 @@ from .anchors import AnchorSet, FieldCheck
 from .consolidate import name_key
 from .conversation import Conversation, Utterance
 from .embed import Embedder
+from .places import LOCATED_IN, SOURCE
 from .timeparse import SPELLED_DATE
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -65,6 +66,9 @@ def _claims(anchors: AnchorSet) -> list[_Claim]:
     for e in anchors.entities:
         claims.append(_Claim(e, "name", "name", e.name, e.source_ids, {"aliases": e.aliases}))
         for i, a in enumerate(e.attributes):
+            if a.key == LOCATED_IN:  # GeoNames' knowledge, not the conversation's words: the place must be named
+                claims.append(_Claim(e, f"attributes[{i}]", "gazetteer", e.name, a.source_ids, {"region": a.value}))
+                continue
             claims.append(_Claim(e, f"attributes[{i}]", "text", a.value, a.source_ids, {"full": f"{e.name} {a.key} {a.value}"}))
         for i, r in enumerate(e.relations):
             claims.append(_Claim(e, f"relations[{i}]", "name", r.target, r.source_ids, {"full": f"{e.name} {r.predicate} {r.target}"}))
@@ -147,6 +151,12 @@ def verify_anchors(anchors: AnchorSet, conversation: Conversation, embedder: Emb
                 results.append((claim, check))
         elif claim.kind == "date":
             results.append((claim, _check_date(claim, sources)))
+        elif claim.kind == "gazetteer":
+            named = any(claim.text.lower() in u.text.lower() for u in sources)
+            results.append((claim, FieldCheck(
+                field=claim.field, supported=named, score=1.0 if named else 0.0, method="gazetteer",
+                note=f"{SOURCE}: {claim.text} is in {claim.extra['region']}" if named
+                else f"{claim.text} is not named in the cited utterances")))
         else:
             ratio = _overlap(claim.text, sources)
             if ratio >= config.overlap_min:

@@ -13,7 +13,7 @@ whose vectors are already known.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -191,6 +191,35 @@ def anchor_head(module: str, anchor) -> str:
     return ""
 
 
+def with_regions(lines: list[AnchorLine], anchors: AnchorSet) -> list[AnchorLine]:
+    """Each line that names a located place says where it lies, once, after the name it is part of: "booked
+    tickets to Toronto (Canada)", "run the Berlin Marathon (Germany)" (``places.py``; the place's own profile
+    already says it, and a line that names the country or state already is left as it is)."""
+    from ..places import regions  # the places of this store, from their located_in attributes
+
+    where = regions(anchors)
+    if not where:
+        return lines
+    own = {e.id for e in anchors.entities if e.name in where}
+    names = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(where, key=len, reverse=True)) + r")\b"
+                       r"((?:\s+[A-Z][\w'’-]*)*)")
+
+    def located(text: str) -> str:
+        said: set[str] = set()
+
+        def insert(m: re.Match) -> str:
+            region = where[m.group(1)]
+            if m.group(1) in said or region.split(",")[0].lower() in text.lower():
+                return m.group(0)
+            said.add(m.group(1))
+            return f"{m.group(0)} ({region})"
+
+        return names.sub(insert, text)
+
+    return [ln if ln.anchor_id in own else replace(ln, text=located(ln.text), search_text=located(ln.search_text))
+            for ln in lines]
+
+
 @dataclass
 class LineTable:
     """Every line of every anchor (an event is one line), in module and anchor order, with the rows of
@@ -208,7 +237,7 @@ class LineTable:
                 start = len(lines)
                 lines += anchor_lines(module, a)
                 by_anchor[a.id] = np.arange(start, len(lines), dtype=np.int64)
-        return cls(lines=lines, by_anchor=by_anchor)
+        return cls(lines=with_regions(lines, anchors), by_anchor=by_anchor)
 
     def keys(self) -> list[str]:
         """One stable key per line (anchor id + field), stored beside the matrix to check row order."""
