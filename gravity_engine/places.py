@@ -126,12 +126,16 @@ def resolve(names: list[str]) -> dict[str, Place]:
         country, n = votes.most_common(1)[0]
         if n >= 2 and n * 2 > sum(votes.values()):
             prior = country
+    # in a country of states, a small town also needs a state the chat's other places are in: among Seattle and
+    # Boston, "Mount Rainier" is not the town in Maryland nor "Capitol Hill" the one in Washington, D.C.
+    states = {p.state for p in settled.values() if p.state and p.population >= TOWN}
     out: dict[str, Place] = {}
     for name, places in found.items():
         top = settled.get(name)
         if top is not None and (top.kind != "city" or top.population >= WORLD_CITY):
             out[name] = top
-        elif prior is not None and (pick := _settled([p for p in places if p.country == prior])) is not None:
+        elif prior is not None and (pick := _settled([p for p in places if p.country == prior])) is not None and (
+                not pick.state or pick.population >= TOWN or pick.state in states):
             out[name] = pick
         elif top is not None and top.population >= TOWN:
             out[name] = top

@@ -259,3 +259,9 @@ def test_a_named_thing_coming_along_is_the_repliers_project():
     for asked in ("How's Skylark going?", "How's Priya coming along?"):  # maybe a place; a person ("Priya said")
         profiles = _one_batch([("Tomas", "Priya said hi. " + asked), ("Nadia", "Good, I love it."), ("Tomas", "Ha.")])
         assert not any(p == "works_on" for p, _ in _rels(profiles["Nadia"])), asked
+
+
+@pytest.mark.parametrize("reply", ["Sames, can't wait to meet them.", "That`s awesome!"])
+def test_chat_words_no_lexicon_holds_name_nothing_unless_asked_back_alone(reply):
+    profiles = _one_batch([("Tomas", "My dogs love meeting new people."), ("Nadia", reply), ("Tomas", "Ha.")])
+    assert not any(r for p in profiles.values() for r in _rels(p)), {n: _rels(p) for n, p in profiles.items()}

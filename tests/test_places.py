@@ -26,6 +26,10 @@ def test_the_chats_other_places_decide_a_name_two_countries_share():
     # Whitby, Ontario is ten times the size of Whitby, Yorkshire: among English towns it is the English one
     assert _regions(["Bristol", "Leeds", "Cardiff", "Whitby"])["Whitby"] == "United Kingdom"
     assert _regions(["Whitby"])["Whitby"] == "Canada"
+    # a small American town also needs a state the other places are in (the mountain, not the town in Maryland)
+    assert _regions(["Seattle", "Boston", "Somerville", "Mount Rainier"]) == {
+        "Seattle": "Washington, United States", "Boston": "Massachusetts, United States",
+        "Somerville": "Massachusetts, United States", "Mount Rainier": None}
     # a world city keeps its own country wherever the chat is
     assert _regions(["Boston", "Seattle", "Denver", "Paris"])["Paris"] == "France"
 

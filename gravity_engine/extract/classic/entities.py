@@ -764,9 +764,11 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     if not _looks_like_name(name) or name.lower() in NOT_NAMES or book.canonical(name)[0] in book.speakers:
         return
     if name.lower() not in book.capitalised_inside and not (
-            _unknown_word(name.lower()) and not _CHAT_NOISE.match(name)):
-        # "Awww, thanks!", "Oops!", "Pizza? Cool": a name is also written as one inside a sentence, or is no
-        # English word and no chat noise ("Elif? Always!" names the sister whose name comes up again sessions later)
+            (words[1].text == "?" or echoed and "?" in sent.text) and name.isalpha() and _unknown_word(name.lower())
+            and not _CHAT_NOISE.match(name)):
+        # "Awww, thanks!", "Oops!", "Pizza? Cool", "Sames, can't wait": a name is also written as one inside a
+        # sentence, or is asked back alone and is no English word nor chat noise ("Elif? Always!" names the sister
+        # whose name comes up again sessions later)
         return
     unnamed = [t for t in asked_doc if t.pos_ == "NOUN" and (t.lemma_.lower() in PETS or t.lemma_.lower() in FAMILY)
                and _name_of(t) is None and any(c.dep_ == "poss" and c.lower_ in ("my", "your") for c in t.children)]
