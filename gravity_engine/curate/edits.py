@@ -37,6 +37,7 @@ from ..anchors import MODULES, AnchorSet, Entity, Event, Granularity, Relation
 from ..consolidate import record_merge, slug, unmerge
 from ..errors import GravityError, StoreError
 from ..fileio import atomic_write_bytes, atomic_write_text, directory_lock
+from ..places import regions
 from ..store import ANCHORS_FILE, AnchorStore
 from .keys import AnchorRef, Resolver, entity_keys, name_key, ref_of
 
@@ -598,13 +599,19 @@ def apply_saved_edits(store: AnchorStore, embedder: Any = None) -> AnchorStore:
 def _replay(store: AnchorStore, records: list[Any], embedder: Any) -> tuple[list[EditOutcome], set[str]]:
     rows = {m: {a.id: i for i, a in enumerate(store.anchors.module(m))} for m in MODULES}
     old_line_rows = {k: i for i, k in enumerate(store.line_keys or [])}
+    located = regions(store.anchors)
     outcomes, touched = apply_edits(store.anchors, records, store.conversation)
-    store._embedded_on_load = _realign(store, rows, old_line_rows, touched, embedder)
+    now = regions(store.anchors)
+    moved = {name for name in located.keys() | now.keys() if located.get(name) != now.get(name)}
+    store._embedded_on_load = _realign(store, rows, old_line_rows, touched, embedder, moved)
     return outcomes, touched
 
 
-def _realign(store: AnchorStore, rows: dict, old_line_rows: dict[str, int], touched: set[str], embedder: Any) -> int:
-    """Rows of unchanged anchors and lines are kept; changed and new ones get vectors of their new text."""
+def _realign(store: AnchorStore, rows: dict, old_line_rows: dict[str, int], touched: set[str], embedder: Any,
+             moved: set[str] = frozenset()) -> int:
+    """Rows of unchanged anchors and lines are kept; changed and new ones get vectors of their new text. So do
+    the lines that name a place whose region an edit changed (``moved``): a line says where the places it names
+    lie (``query.lines.with_regions``), so renaming or retyping a place changes other anchors' lines."""
     emb = store.embeddings
     plans: dict[str, list] = {}  # matrix -> [row index (int) or text (str)]
     for module in MODULES:
@@ -617,6 +624,7 @@ def _realign(store: AnchorStore, rows: dict, old_line_rows: dict[str, int], touc
         table = store.line_table()
         plans["lines"] = [old_line_rows[f"{ln.anchor_id}/{ln.field}"]
                           if ln.anchor_id not in touched and f"{ln.anchor_id}/{ln.field}" in old_line_rows
+                          and not any(name in ln.search_text for name in moved)
                           else ln.search_text for ln in table.lines]
     wanted = list(dict.fromkeys(x for plan in plans.values() for x in plan if isinstance(x, str)))
     if not wanted:
