@@ -265,3 +265,22 @@ def test_a_named_thing_coming_along_is_the_repliers_project():
 def test_chat_words_no_lexicon_holds_name_nothing_unless_asked_back_alone(reply):
     profiles = _one_batch([("Tomas", "My dogs love meeting new people."), ("Nadia", reply), ("Tomas", "Ha.")])
     assert not any(r for p in profiles.values() for r in _rels(p)), {n: _rels(p) for n, p in profiles.items()}
+
+
+def test_what_only_an_animal_has_makes_a_person_typed_name_a_pet_with_one_pet_word():
+    from gravity_engine.extract.classic import _pets_by_context
+
+    def pets(turns):
+        utts = [Utterance(id=f"u{i}", speaker=s, text=t, session_id="s1") for i, (s, t) in enumerate(turns)]
+        conversation = Conversation(id="c", sessions=[Session(id="s1", index=0, utterances=utts)],
+                                    speakers=["Tomas", "Nadia"])
+        anchors = AnchorSet(entities=[Entity(id="t", name="Tomas", type="person"),
+                                      Entity(id="n", name="Nadia", type="person"),
+                                      Entity(id="p", name="Pickle", type="person")])
+        _pets_by_context(anchors, conversation)
+        return anchors.entities[2].type, [(r.predicate, r.target) for r in anchors.entities[0].relations]
+
+    assert pets([("Nadia", "How's Pickle's paw?"), ("Tomas", "Healing. The vet says no long walks till Friday."),
+                 ("Nadia", "Aw."), ("Tomas", "Pickle sends his love.")]) == ("pet", [("owns_pet", "Pickle")])
+    # a person's name with a word an animal could have, and no pet word: still a person
+    assert pets([("Nadia", "How's Pickle's new lead role?"), ("Tomas", "Pickle loves it.")])[0] == "person"

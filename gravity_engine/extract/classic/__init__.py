@@ -34,6 +34,7 @@ PERSON_PET_CUES = 3  # utterances with pet words that make a person-typed name a
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
 _WORDS = re.compile(r"[A-Za-z][\w'’-]*")
+_PET_PARTS = r"(?:paws?|tail|fur|whiskers|collar|lead|leash|cone|kennel|jabs|flea|fleas|hutch|cage|beak|feathers|mane)\b"
 _PET_CUES = re.compile(r"\b(dogs?|pupp(?:y|ies)|pups?|cats?|kitt(?:y|en)s?|vet|leash|dog park|walkies|paws?|"
                        r"bark(?:s|ed|ing)?|fetch|treats|litter|kennel|groomer|fur)\b", re.I)
 
@@ -177,11 +178,14 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
         if e.type in ("pet", "place", "event", "project") or e.name.lower() in speakers or " " in e.name or any(a.key == "why" for a in e.attributes):
             continue
         name = re.compile(rf"\b{re.escape(e.name)}\b")
+        parts = re.compile(rf"\b{re.escape(e.name)}['’]s {_PET_PARTS}")
         cued: list[str] = []
+        owned_part = False
         statements: dict[str, list[str]] = {}
         for k, u in enumerate(utts):
             if not name.search(u.text):
                 continue
+            owned_part = owned_part or bool(parts.search(u.text))
             nxt = utts[k + 1] if k + 1 < len(utts) and utts[k + 1].session_id == u.session_id else None
             if _PET_CUES.search(u.text) or (nxt is not None and _PET_CUES.search(nxt.text)):
                 cued.append(u.id)
@@ -189,7 +193,8 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
                 statements.setdefault(u.speaker, []).append(u.id)
         # A name NER or a pattern calls a person needs more: a partner's name near talk of the family dog
         # ("it was Ines's idea, we got a dog") is said beside pet words once or twice, a pet's name keeps coming back.
-        if len(cued) < (PERSON_PET_CUES if e.type == "person" else 2) or not statements:
+        # "How's Pickle's paw?": what only an animal has settles it, with any pet word said about the name
+        if len(cued) < (1 if owned_part else PERSON_PET_CUES if e.type == "person" else 2) or not statements:
             continue
         ranked = sorted(statements.items(), key=lambda kv: -len(kv[1]))
         if len(ranked) > 1 and len(ranked[1][1]) >= len(ranked[0][1]):
