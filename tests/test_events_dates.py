@@ -50,7 +50,10 @@ def test_you_know_what_happened_dates_the_next_sentence():
     ("Big news - I just got accepted for a design internship!", "internship", "2022-10-03", "2022-10-09"),
     ("We got married in June.", "married", "2022-06-01", "2022-06-30"),
     ("I've been busy with the shop and just teamed up with a local printer.", "printer", "2022-10-03", "2022-10-09"),
-], ids=["got-accepted", "got-married-past-june", "bare-participle"])
+    # the subject dropped and the past form tagged a name: "Kayaks" is no verb in the present
+    ("Runs the whole show now. Bought Ashdown Bay Kayaks off his old boss in January.", "Kayaks", "2022-01-01",
+     "2022-01-31"),
+], ids=["got-accepted", "got-married-past-june", "bare-participle", "dropped-subject-past"])
 def test_passive_and_misread_past_clauses_are_past_events(text, words, start, end):
     event = next(e for e in _events(text) if words in e.what)
     assert (event.date_start, event.date_end) == (start, end)

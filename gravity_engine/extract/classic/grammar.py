@@ -203,11 +203,28 @@ def verb_tense(verb, depth: int = 0) -> bool | None:
     return None
 
 
+def _opens_with_past(sent) -> bool:
+    """Chat drops the subject: "Bought Cardigan Bay Kayaks off his old boss in January." opens with a past form
+    (no subject of its own) whose clause the small parser hangs on another word ("Kayaks", a verb in the present
+    to it), or which it makes a name."""
+    first = sent[0]
+    if first.pos_ not in ("PROPN", "NOUN", "VERB") or not first.text[:1].isupper() or \
+            first.ent_type_ in ("DATE", "TIME") or any(c.dep_ in ("nsubj", "nsubjpass") for c in first.children):
+        return False
+    from lemminflect import getAllLemmas, getInflection  # imported here: it imports spaCy
+
+    word = first.lower_
+    lemmas = getAllLemmas(word)
+    return "NOUN" not in lemmas and any(word in getInflection(lemma, tag="VBD") for lemma in lemmas.get("VERB", ()))
+
+
 def tense_reader(doc):
     """``tense_at(char_offset)`` for ``timeparse.find_time_expressions``: the tense of the verb the
     token at that offset hangs on."""
     def tense_at(offset: int) -> bool | None:
         tok = next((t for t in doc if t.idx <= offset < t.idx + len(t)), None)
+        if tok is not None and _opens_with_past(tok.sent):
+            return False
         hops = 0
         while tok is not None and hops < 8:
             if tok.pos_ in ("VERB", "AUX") and tok.dep_ not in ("aux", "auxpass"):
