@@ -282,5 +282,9 @@ def test_what_only_an_animal_has_makes_a_person_typed_name_a_pet_with_one_pet_wo
 
     assert pets([("Nadia", "How's Pickle's paw?"), ("Tomas", "Healing. The vet says no long walks till Friday."),
                  ("Nadia", "Aw."), ("Tomas", "Pickle sends his love.")]) == ("pet", [("owns_pet", "Pickle")])
+    # asked after by one speaker, talked of by the other: the other's (a statement each would be a tie)
+    assert pets([("Nadia", "Morning! How's Pickle's paw?"), ("Tomas", "Healing, the vet's pleased."),
+                 ("Nadia", "Saw Pickle on the plot, he looked happy."), ("Tomas", "Pickle sends his love."),
+                 ("Nadia", "Anyway how's Pickle? Not seen him for a bit.")]) == ("pet", [("owns_pet", "Pickle")])
     # a person's name with a word an animal could have, and no pet word: still a person
     assert pets([("Nadia", "How's Pickle's new lead role?"), ("Tomas", "Pickle loves it.")])[0] == "person"

@@ -34,6 +34,7 @@ PERSON_PET_CUES = 3  # utterances with pet words that make a person-typed name a
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
 _WORDS = re.compile(r"[A-Za-z][\w'’-]*")
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _PET_PARTS = r"(?:paws?|tail|fur|whiskers|collar|lead|leash|cone|kennel|jabs|flea|fleas|hutch|cage|beak|feathers|mane)\b"
 _PET_CUES = re.compile(r"\b(dogs?|pupp(?:y|ies)|pups?|cats?|kitt(?:y|en)s?|vet|leash|dog park|walkies|paws?|"
                        r"bark(?:s|ed|ing)?|fetch|treats|litter|kennel|groomer|fur)\b", re.I)
@@ -171,7 +172,8 @@ def standalone_capitalised(conversation: Conversation) -> set[str]:
 
 def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
     """A name talked about with pet words around it ("Biscuit got sick ... the vet", "Smart dog.")
-    is a pet; its owner is the speaker who makes most statements about it."""
+    is a pet; its owner is the speaker who talks of it most as theirs: their statements about it, and the other
+    speaker's questions after it ("How's Pickle's paw?")."""
     speakers = {s.lower() for s in conversation.speakers}
     utts = list(conversation.utterances())
     for e in anchors.entities:
@@ -189,8 +191,13 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
             nxt = utts[k + 1] if k + 1 < len(utts) and utts[k + 1].session_id == u.session_id else None
             if _PET_CUES.search(u.text) or (nxt is not None and _PET_CUES.search(nxt.text)):
                 cued.append(u.id)
-            if not u.text.rstrip().endswith("?"):
-                statements.setdefault(u.speaker, []).append(u.id)
+            # who talks of it as theirs: a statement is the speaker's, a question about it ("How's Pickle's paw?")
+            # asks after the listener's
+            others = [s for s in conversation.speakers if s != u.speaker]
+            asked = any(name.search(sent) and sent.rstrip().endswith("?") for sent in _SENTENCES.split(u.text))
+            who = (others[0] if len(others) == 1 else None) if asked else u.speaker
+            if who is not None:
+                statements.setdefault(who, []).append(u.id)
         # A name NER or a pattern calls a person needs more: a partner's name near talk of the family dog
         # ("it was Ines's idea, we got a dog") is said beside pet words once or twice, a pet's name keeps coming back.
         # "How's Pickle's paw?": what only an animal has settles it, with any pet word said about the name
