@@ -176,8 +176,12 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
     speaker's questions after it ("How's Pickle's paw?")."""
     speakers = {s.lower() for s in conversation.speakers}
     utts = list(conversation.utterances())
+    # a word also written in lowercase is no name ("Nature is so soothing" beside "out in nature"): the pruning
+    # below drops it, unless a pet relation made here kept it
+    lowercase_words = {w for u in utts for w in _LOWER_WORD.findall(u.text)}
     for e in anchors.entities:
-        if e.type in ("pet", "place", "event", "project") or e.name.lower() in speakers or " " in e.name or any(a.key == "why" for a in e.attributes):
+        if e.type in ("pet", "place", "event", "project") or e.name.lower() in speakers or " " in e.name or any(
+                a.key == "why" for a in e.attributes) or e.name.lower() in lowercase_words:
             continue
         name = re.compile(rf"\b{re.escape(e.name)}\b")
         parts = re.compile(rf"\b{re.escape(e.name)}['’]s {_PET_PARTS}")
