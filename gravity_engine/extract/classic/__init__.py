@@ -35,7 +35,8 @@ PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
 _WORDS = re.compile(r"[A-Za-z][\w'’-]*")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
-_PET_PARTS = r"(?:paws?|tail|fur|whiskers|collar|lead|leash|cone|kennel|jabs|flea|fleas|hutch|cage|beak|feathers|mane)\b"
+_PET_PARTS = (r"(?:paws?|tail|fur|whiskers|collar|lead|leash|cone|kennel|jabs|flea|fleas|hutch|cage|beak|feathers"
+              r"|mane)\b")
 _PET_CUES = re.compile(r"\b(dogs?|pupp(?:y|ies)|pups?|cats?|kitt(?:y|en)s?|vet|leash|dog park|walkies|paws?|"
                        r"bark(?:s|ed|ing)?|fetch|treats|litter|kennel|groomer|fur)\b", re.I)
 
