@@ -67,7 +67,8 @@ def _claims(anchors: AnchorSet) -> list[_Claim]:
         claims.append(_Claim(e, "name", "name", e.name, e.source_ids, {"aliases": e.aliases}))
         for i, a in enumerate(e.attributes):
             if a.key == LOCATED_IN:  # GeoNames' knowledge, not the conversation's words: the place must be named
-                claims.append(_Claim(e, f"attributes[{i}]", "gazetteer", e.name, a.source_ids, {"region": a.value}))
+                claims.append(_Claim(e, f"attributes[{i}]", "gazetteer", e.name, a.source_ids,
+                                     {"region": a.value, "aliases": e.aliases}))
                 continue
             claims.append(_Claim(e, f"attributes[{i}]", "text", a.value, a.source_ids, {"full": f"{e.name} {a.key} {a.value}"}))
         for i, r in enumerate(e.relations):
@@ -151,12 +152,10 @@ def verify_anchors(anchors: AnchorSet, conversation: Conversation, embedder: Emb
                 results.append((claim, check))
         elif claim.kind == "date":
             results.append((claim, _check_date(claim, sources)))
-        elif claim.kind == "gazetteer":
-            named = any(claim.text.lower() in u.text.lower() for u in sources)
-            results.append((claim, FieldCheck(
-                field=claim.field, supported=named, score=1.0 if named else 0.0, method="gazetteer",
-                note=f"{SOURCE}: {claim.text} is in {claim.extra['region']}" if named
-                else f"{claim.text} is not named in the cited utterances")))
+        elif claim.kind == "gazetteer":  # the place's name, checked like any name ("Bath" is not in "bathroom")
+            check = _check_name(claim, sources)
+            results.append((claim, check.model_copy(update={"method": "gazetteer", "note": (
+                f"{SOURCE}: {claim.text} is in {claim.extra['region']}" if check.supported else check.note)})))
         else:
             ratio = _overlap(claim.text, sources)
             if ratio >= config.overlap_min:

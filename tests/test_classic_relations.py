@@ -286,8 +286,8 @@ def test_what_only_an_animal_has_makes_a_person_typed_name_a_pet_with_one_pet_wo
     assert pets([("Nadia", "Morning! How's Pickle's paw?"), ("Tomas", "Healing, the vet's pleased."),
                  ("Nadia", "Saw Pickle on the plot, he looked happy."), ("Tomas", "Pickle sends his love."),
                  ("Nadia", "Anyway how's Pickle? Not seen him for a bit.")]) == ("pet", [("owns_pet", "Pickle")])
-    # a person's name with a word an animal could have, and no pet word: still a person
-    assert pets([("Nadia", "How's Pickle's new lead role?"), ("Tomas", "Pickle loves it.")])[0] == "person"
+    # what an animal has is not enough alone: "Pickle's lead role" with no pet word said about Pickle is a person's
+    assert pets([("Nadia", "How's Pickle's lead role going?"), ("Tomas", "Pickle loves it.")])[0] == "person"
     # a word also written in lowercase is no name, however many dogs are around it
     assert pets([("Nadia", "Pickle loves the dog park."), ("Tomas", "My dogs too. Out in pickle fields all day."),
                  ("Nadia", "Pickle's paw is better, the vet says."), ("Tomas", "Good dog.")])[0] == "person"

@@ -75,6 +75,7 @@ def test_a_build_gives_each_place_its_region_and_verification_names_the_source()
     check = next(c for c in toronto.checks if c.field == "attributes[0]")
     assert (check.supported, check.method) == (True, "gazetteer") and "GeoNames" in check.note
     toronto.attributes[0].source_ids = ["u2"]  # a source that does not name the place does not support it
+    conv.sessions[0].utterances[1].text = "Torontonians? Canada in July, nice."  # nor one with the name inside a word
     verify_anchors(anchors, conv)
     assert not next(c for c in toronto.checks if c.field == "attributes[0]").supported
 

@@ -117,8 +117,9 @@ class ClassicExtractor:
         Topics are rebuilt even in an incremental build: a new session can merge or split clusters,
         and a re-encode costs only the new utterances because vectors are cached per text.
         """
-        _pets_by_context(anchors, conversation)
-        _prune_and_link_entities(anchors, conversation)
+        lowercase = lowercase_words(conversation)
+        _pets_by_context(anchors, conversation, lowercase)
+        _prune_and_link_entities(anchors, conversation, lowercase)
         facts = [KeyFact(text=a.value, source_ids=list(a.source_ids))
                  for e in anchors.entities for a in e.attributes if a.key == FACT_KEY]
         topics, assignment = build_topics(conversation, embed_cached(self.embedder, self._vectors), facts=facts,
@@ -171,7 +172,13 @@ def standalone_capitalised(conversation: Conversation) -> set[str]:
     return capitalised_inside(u.text for u in conversation.utterances())
 
 
-def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
+def lowercase_words(conversation: Conversation) -> set[str]:
+    """Every word written in lowercase somewhere in the conversation: a name also written so is a word ("Glad",
+    "Nature"), not a name."""
+    return {w for u in conversation.utterances() for w in _LOWER_WORD.findall(u.text)}
+
+
+def _pets_by_context(anchors: AnchorSet, conversation: Conversation, lowercase: set[str] | None = None) -> None:
     """A name talked about with pet words around it ("Biscuit got sick ... the vet", "Smart dog.")
     is a pet; its owner is the speaker who talks of it most as theirs: their statements about it, and the other
     speaker's questions after it ("How's Pickle's paw?")."""
@@ -179,10 +186,10 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
     utts = list(conversation.utterances())
     # a word also written in lowercase is no name ("Nature is so soothing" beside "out in nature"): the pruning
     # below drops it, unless a pet relation made here kept it
-    lowercase_words = {w for u in utts for w in _LOWER_WORD.findall(u.text)}
+    lowercase = lowercase_words(conversation) if lowercase is None else lowercase
     for e in anchors.entities:
         if e.type in ("pet", "place", "event", "project") or e.name.lower() in speakers or " " in e.name or any(
-                a.key == "why" for a in e.attributes) or e.name.lower() in lowercase_words:
+                a.key == "why" for a in e.attributes) or e.name.lower() in lowercase:
             continue
         name = re.compile(rf"\b{re.escape(e.name)}\b")
         parts = re.compile(rf"\b{re.escape(e.name)}['’]s {_PET_PARTS}")
@@ -222,7 +229,8 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation) -> None:
             owner_entity.relations.append(Relation(predicate="owns_pet", target=e.name, source_ids=evidence[:3]))
 
 
-def _prune_and_link_entities(anchors: AnchorSet, conversation: Conversation) -> None:
+def _prune_and_link_entities(anchors: AnchorSet, conversation: Conversation,
+                             lowercase: set[str] | None = None) -> None:
     """Drop names that are not names, then point relations at their target profiles.
 
     Dropped: a one-word name also written in lowercase somewhere in the conversation ("Glad",
@@ -230,7 +238,7 @@ def _prune_and_link_entities(anchors: AnchorSet, conversation: Conversation) -> 
     inside a sentence ("Fingers crossed."), and an untyped proper noun seen in one utterance only.
     Speakers, entities typed by context and anything a relation touches always stay.
     """
-    lowercase_words = {w for u in conversation.utterances() for w in _LOWER_WORD.findall(u.text)}
+    lowercase = lowercase_words(conversation) if lowercase is None else lowercase
     standalone = standalone_capitalised(conversation)
     speakers = {s.lower() for s in conversation.speakers}
     targets = {r.target.lower() for e in anchors.entities for r in e.relations}
@@ -239,7 +247,7 @@ def _prune_and_link_entities(anchors: AnchorSet, conversation: Conversation) -> 
         name = e.name.lower()
         if name in speakers or e.relations or name in targets or any(a.key == "why" for a in e.attributes):
             return True
-        if " " not in name and (name in lowercase_words or (name not in standalone and not any(
+        if " " not in name and (name in lowercase or (name not in standalone and not any(
                 a.lower() in standalone for a in e.aliases))):
             return False
         return e.type != "other" or len(set(e.source_ids)) >= 2
