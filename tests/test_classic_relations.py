@@ -291,3 +291,74 @@ def test_what_only_an_animal_has_makes_a_person_typed_name_a_pet_with_one_pet_wo
     # a word also written in lowercase is no name, however many dogs are around it
     assert pets([("Nadia", "Pickle loves the dog park."), ("Tomas", "My dogs too. Out in pickle fields all day."),
                  ("Nadia", "Pickle's paw is better, the vet says."), ("Tomas", "Good dog.")])[0] == "person"
+
+
+# --- version 9: tenure, tag questions, roles in a group, workmates, dropped subjects, inference -------------------
+
+@pytest.mark.parametrize("lines, subject, predicate, target", [
+    ([("Nadia", "My brother Luca rang. He's been at Harwick Cider nearly three years and still can't drink it.")],
+     "Luca", "works_at", "Harwick Cider"),
+    ([("Nadia", "I'm a paralegal. Nine years at Brough & Penn next month, can you believe it.")], "Nadia", "works_at",
+     "Brough & Penn"),
+    ([("Omar", "Ilse's your cousin, right?"), ("Nadia", "Second cousin, but yes.")], "Ilse", "cousin_of", "Nadia"),
+    ([("Nadia", "Teodor is treasurer of the Millbrook Rowing Club now.")], "Teodor", "member_of",
+     "Millbrook Rowing Club"),
+    ([("Omar", "Saw Renske at the market."), ("Nadia", "Renske from your work?"), ("Omar", "Yep, same floor.")],
+     "Renske", "colleague_of", "Omar"),
+    ([("Nadia", "Bram has been on my team since March, he's great.")], "Bram", "colleague_of", "Nadia"),
+    ([("Nadia", "Who's Keir?"), ("Omar", "Old friend from college. Lives up in Dundee with his boys.")], "Keir",
+     "lives_in", "Dundee"),
+    ([("Nadia", "I'm covering at Ashdown Pharmacy till six.")], "Nadia", "works_at", "Ashdown Pharmacy"),
+    ([("Nadia", "Tamsin rang. She's chosen the marine modules at Penrose College.")], "Tamsin", "studies_at",
+     "Penrose College"),
+])
+def test_relation_patterns_version_nine(lines, subject, predicate, target):
+    profiles = _one_batch([*lines, ("Omar", "Nice.")] if lines[-1][0] == "Nadia" else lines)
+    assert (predicate, target) in _rels(profiles[subject]), {n: _rels(p) for n, p in profiles.items()}
+
+
+def test_a_tag_question_answered_no_states_nothing():
+    profiles = _one_batch([("Omar", "Ilse's your cousin, right?"), ("Nadia", "No, she's Dana's cousin.")])
+    assert ("cousin_of", "Nadia") not in _rels(profiles["Ilse"])
+    profiles = _one_batch([("Omar", "Renske from your work?"), ("Nadia", "Nope, from choir.")])
+    assert not _rels(profiles.get("Renske", Entity(id="x", name="x")))
+
+
+@pytest.mark.parametrize("said", [
+    "Two weeks at Harwick Cider's tasting room was plenty.",  # weeks: a stay, not a job
+    "Luca spent three years at Leeds.",  # a place is no employer
+    "Lives in Dundee?",  # a question states nothing
+    "Sounds good, works for me.",  # a dropped "it", not a person
+])
+def test_no_employer_or_home_from_stays_places_questions_or_idioms(said):
+    profiles = _one_batch([("Nadia", "Keir called."), ("Omar", said), ("Nadia", "Ok.")])
+    assert not [r for p in profiles.values() for r in _rels(p) if r[0] in ("works_at", "lives_in")], \
+        {n: _rels(p) for n, p in profiles.items()}
+
+
+def test_next_to_someone_is_no_place():
+    profiles = _one_batch([("Nadia", "The conductor moved me next to Saoirse."), ("Omar", "Ha.")])
+    assert not any(a.key == "why" and "place" in a.value for a in profiles["Saoirse"].attributes)
+
+
+def test_a_workmate_of_someone_with_one_employer_works_there_too():
+    from gravity_engine.anchors import Relation
+    from gravity_engine.extract.classic.inference import infer_relations
+
+    anchors = AnchorSet(entities=[
+        Entity(id="n", name="Nadia", type="person", relations=[
+            Relation(predicate="works_at", target="Brough & Penn", source_ids=["u1"])]),
+        Entity(id="b", name="Bram", type="person", relations=[
+            Relation(predicate="colleague_of", target="Nadia", source_ids=["u7"])]),
+        Entity(id="m", name="Mira", type="person", relations=[
+            Relation(predicate="manager_of", target="Nadia", source_ids=["u9"]),
+            Relation(predicate="works_at", target="Kestrel Bank", source_ids=["u9"])]),
+        Entity(id="o", name="Brough & Penn", type="organization"),
+        Entity(id="k", name="Kestrel Bank", type="organization")])
+    assert infer_relations(anchors) == 1
+    bram = anchors.entities[1]
+    assert [(r.predicate, r.target, r.target_id, r.source_ids) for r in bram.relations][-1] == \
+        ("works_at", "Brough & Penn", "o", ["u7", "u1"])
+    # an employer of one's own stays the only one; a second run adds nothing
+    assert [r.target for r in anchors.entities[2].relations if r.predicate == "works_at"] == ["Kestrel Bank"]
+    assert infer_relations(anchors) == 0

@@ -22,6 +22,7 @@ from .answers import parsed_statements
 from .entities import capitalised_inside, extract_entities
 from .events import extract_events
 from .facts import FACT_KEY
+from .inference import infer_relations
 from .nlp import SPACY_MODEL, parse
 from .topics import build_topics, embed_cached
 
@@ -29,7 +30,7 @@ __all__ = ["ClassicExtractor"]
 
 # Bump when a change to this backend changes what it extracts: checkpoints and stores record it, so a
 # rebuild re-extracts instead of reusing batches the old code wrote.
-EXTRACTOR_VERSION = "8"
+EXTRACTOR_VERSION = "9"
 PERSON_PET_CUES = 3  # utterances with pet words that make a person-typed name a pet (2 for other types)
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
@@ -120,6 +121,7 @@ class ClassicExtractor:
         lowercase = lowercase_words(conversation)
         _pets_by_context(anchors, conversation, lowercase)
         _prune_and_link_entities(anchors, conversation, lowercase)
+        infer_relations(anchors)
         facts = [KeyFact(text=a.value, source_ids=list(a.source_ids))
                  for e in anchors.entities for a in e.attributes if a.key == FACT_KEY]
         topics, assignment = build_topics(conversation, embed_cached(self.embedder, self._vectors), facts=facts,

@@ -429,6 +429,8 @@ def _full_name(token) -> str:
     while hi + 1 < token.sent.end and part(doc[hi + 1]) and (doc[hi + 1].head.i == token.i or doc[hi].head.i == hi + 1
                                                              or doc[hi + 1].dep_ in ("compound", "flat")):
         hi += 1
+    while hi + 2 < token.sent.end and doc[hi + 1].text == "&" and part(doc[hi + 2]):
+        hi += 2  # "Pellow & Garth": one firm
     # "University of Calderbrook", "Bank of America": "of" + a capitalised name inside an organisation
     if hi + 2 < token.sent.end and doc[hi + 1].lower_ == "of" and part(doc[hi + 2]) and \
             doc[lo].lower_ in _ORG_HEADS | {"university", "bank", "tower", "museum", "institute", "school", "city"}:
@@ -564,6 +566,8 @@ def _place_types(book: ProfileBook, doc, source_id: str) -> None:
         if root.dep_ != "pobj" or prep.lower_ not in ("in", "to", "from", "near", "around") or prep.head is prep:
             continue
         verb = prep.head
+        if verb.lower_ == "next":
+            continue  # "she moved me next to Priya": beside someone or something, not gone to a place
         away = verb.lower_ in ("away", "back", "over", "out", "off", "home")
         if verb.pos_ == "ADV" and verb.head is not verb:  # "back from", "over in", "down to"
             verb = verb.head
@@ -612,6 +616,15 @@ def _person_types(book: ProfileBook, doc, source_id: str) -> None:
         verb = root.head
         book.entity(name, "person", source_id, ent.sent.text,
                     why=f'a person ("{_shorten(span_text([root, verb]) if verb.i > root.i else ent.text, 60)}")')
+    first = doc[0] if len(doc) else None
+    if first is not None and first.lower_ == "who" and first.head.lemma_ == "be" and doc.text.rstrip().endswith("?"):
+        # "Who's Ade?": asked of a person
+        named = [t for t in first.head.children if t.pos_ == "PROPN" and t.dep_ in ("attr", "nsubj")]
+        name = clean_name(_full_name(named[0])) if len(named) == 1 else ""
+        known = book.get(name) if name else None
+        if name and _looks_like_name(name) and name.lower() not in NOT_NAMES and not suffix_type(name) and (
+                known is None or not book.typed_by_context(known)):
+            book.entity(name, "person", source_id, doc.text, why=f'a person ("{_shorten(doc.text, 60)}")')
     for tok in doc:  # "Carys who moved to Plymouth?": "who" is said of people (the tagger may call Carys a noun)
         if tok.pos_ not in ("PROPN", "NOUN") or not tok.text[:1].isupper() or tok.dep_ == "compound":
             continue
@@ -927,6 +940,32 @@ def _name_before_comma(tok):
     return None
 
 
+_DENIALS = {"no", "nope", "nah", "not", "never"}
+
+
+def _named_kin_tag(book: ProfileBook, tok):
+    """(name, my/your) of "Cathal's your brother, yeah?", which the small parser reads as two possessives of
+    "brother"; asked, it holds unless the answer opens with a no."""
+    named = next((c for c in tok.children if c.dep_ == "poss" and c.pos_ == "PROPN" and c.i == tok.sent.start
+                  and any(g.dep_ == "case" for g in c.children)), None)
+    mine = next((c for c in tok.children if c.dep_ == "poss" and c.lower_ in ("my", "your", "our")), None)
+    if named is None or mine is None or mine.i < named.i:
+        return None
+    if tok.sent.text.rstrip().endswith("?") and _confirmed(book) is None:
+        return None
+    return named, mine
+
+
+def _confirmed(book: ProfileBook) -> str | None:
+    """The id of the turn after the current one when it does not open with a no: what confirms a question that
+    states something ("Cathal's your brother, yeah?" - "The only one!")."""
+    k = book.utterance_index + 1
+    if k >= len(book.batch.utterances):
+        return None
+    first = _WORD.findall(book.batch.utterances[k].text)[:1]
+    return book.batch.utterances[k].id if first and first[0].lower() not in _DENIALS else None
+
+
 def _name_beside_fragment(tok):
     """The name a bare "my/your <kin>" fragment is about: "And your brother? Is Cian still in Dublin?" (the
     fragment, then a name in the next sentence) or "Ines's, obviously. My girlfriend has ..." (a bare name,
@@ -980,6 +1019,9 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             name_tok = _name_before_comma(tok)  # "MedLLM, the medical question-answering model"
         if name_tok is None and kind == "pet" and tok.pos_ == "ADJ":
             name_tok = doc[tok.i + 1]
+        tagged = _named_kin_tag(book, tok) if kind == "role" and name_tok is None else None
+        if tagged is not None:
+            name_tok = tagged[0]
         if name_tok is None and kind == "role":
             name_tok = _name_beside_fragment(tok)  # "And your brother? Is Cian still in Dublin?"
         if name_tok is None:
@@ -992,7 +1034,8 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
         name = _full_name(name_tok)
         if not _looks_like_name(name) or name.lower() in NOT_NAMES:
             continue
-        owner = _possessor(book, tok, speaker, other, source_id)
+        owner = _possessor(book, tok, speaker, other, source_id) if tagged is None else (
+            speaker if tagged[1].lower_ in ("my", "our") else book.entity(other, "person", source_id) if other else None)
         said = _quote(doc, tok, name_tok)
         if kind == "pet":
             if owner is None:
@@ -1044,8 +1087,11 @@ _PLACE_VERBS = {("live", "in"): "lives_in", ("move", "to"): "lives_in", ("move",
                 ("play", "for"): "member_of", ("sing", "in"): "member_of", ("play", "in"): "member_of",
                 ("row", "for"): "member_of", ("run", "with"): "member_of", ("climb", "at"): "member_of",
                 ("train", "at"): "member_of", ("teach", "at"): "works_at", ("lecture", "at"): "works_at",
-                ("research", "at"): "studies_at", ("live", "near"): "lives_in", ("stay", "in"): None}
+                ("research", "at"): "studies_at", ("live", "near"): "lives_in", ("stay", "in"): None,
+                ("cover", "at"): "works_at"}  # "I'm covering at Bellhouse till 2": a shift
 _ATTRIBUTE_KEYS = {("work", "as"): "occupation", ("major", "in"): "studies"}
+# "Lives out in Malton", "Works at the brewery now": where a dropped subject's verb still says something
+_DROPPED_SUBJECT_VERBS = {"live", "work", "study", "teach", "lecture", "volunteer", "intern"}
 _TARGET_TYPES = {"lives_in": "place", "moved_from": "place", "from": "place", "grew_up_in": "place",
                  "works_at": "organization", "volunteers_at": "organization", "studies_at": "organization",
                  "member_of": "organization", "works_on": "project"}
@@ -1054,10 +1100,13 @@ _WHY = {"lives_in": "place where {who} lives", "moved_from": "place {who} moved 
         "volunteers_at": "organization where {who} volunteers", "studies_at": "where {who} studies",
         "member_of": "group {who} belongs to", "works_on": "project {who} works on"}
 _MEMBER_VERBS = {"join", "rejoin"}
+_GROUP_ROLES = {"member", "chair", "chairman", "chairwoman", "chairperson", "treasurer", "secretary", "captain",
+                "president", "trustee"}
+_WORKPLACE_NOUNS = {"work", "office", "job", "workplace", "team", "department", "ward", "staff"}
 _THERE_ADVERBS = {"up", "down", "back", "over", "out", "away"}
 _SCHOOL_HEADS = {"school", "primary", "secondary", "academy", "college", "university", "polytechnic", "institute",
                  "kindergarten", "preschool", "nursery", "conservatoire", "conservatory"}
-_DEGREE_NOUNS = {"msc", "bsc", "ma", "ba", "mba", "phd", "doctorate", "degree", "masters", "master", "bachelor",
+_DEGREE_NOUNS = {"module", "msc", "bsc", "ma", "ba", "mba", "phd", "doctorate", "degree", "masters", "master", "bachelor",
                  "course", "diploma", "apprenticeship", "pgce", "undergrad", "postgrad", "residency"}
 _STUDENT_NOUNS = {"student", "undergrad", "undergraduate", "postgrad", "phd", "fresher", "sophomore", "junior",
                   "senior", "grad", "postdoc", "researcher", "lecturer", "candidate"}
@@ -1164,6 +1213,12 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
         return
     if lemma == "be":
         _still_there(book, verb, who, source_id)
+        # "He's been on my team since 2021"
+        for prep in (c for c in children if c.dep_ == "prep" and c.lower_ == "on"):
+            team = next((g for g in prep.children if g.dep_ == "pobj" and g.lemma_ in ("team", "staff", "crew")), None)
+            mate = _possessor(book, team, speaker, None, source_id) if team is not None else None
+            if mate is not None and mate.type == "person" and mate.name != who.name and who.type == "person":
+                book.relation(who, "colleague_of", mate.name, source_id)
         for c in children:
             if c.dep_ == "attr" and c.pos_ == "NOUN":
                 of = next((g for g in c.children if g.dep_ == "prep" and g.lower_ == "of"), None)
@@ -1175,7 +1230,7 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
                                       else _phrase(pobj), source_id)
                 elif c.lemma_ == "fan" and negated:
                     pass
-                elif c.lemma_ == "member" and of is not None:
+                elif c.lemma_ in _GROUP_ROLES and of is not None:  # "Derek is chair of Rivelin Bank"
                     _relate(book, who, "member_of", next((g for g in of.children if g.dep_ == "pobj"), None), source_id)
                 elif c.lemma_ == "member" and (org := _org_before(book, c)) is not None:
                     # "The Allotment Society had a waiting list, so now I'm a member"
@@ -1358,6 +1413,16 @@ def _person_named(book: ProfileBook, tok, source_id: str) -> Entity | None:
                        why=None if tok.pos_ == "PROPN" else f'a {tok.lemma_.lower()} ("{said}")')
 
 
+def _employer_misfit(book: ProfileBook, target) -> bool:
+    """"I've been at Mum's since Friday", "three weeks in Lisbon": a place, a person or a date is no employer."""
+    name = _target_name(target)
+    known = book.get(name) if name else None
+    # a facility NER knows ("Harwick Cider", "the Royal Infirmary") is somewhere one can work
+    return name is None or target.ent_type_ in ("GPE", "LOC", "PERSON", "DATE") or (
+        known is not None and known.type not in ("organization", "other") and not (
+            target.ent_type_ == "FAC" and not book.typed_by_context(known)))
+
+
 def _matched_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """Relations from the DependencyMatcher patterns of ``patterns.py``."""
     for label, t in relation_matches(doc):
@@ -1372,6 +1437,13 @@ def _matched_relations(book: ProfileBook, doc, speaker: Entity, other: str | Non
             if owner is not None and owner.type == "person":
                 _relate(book, owner, "member_of", target, source_id)
             continue
+        if label == "tenure":
+            # "Eleven years at Pellow & Garth this spring": only as the sentence's opening, with no subject of its own
+            opening = t["count"].i - t["noun"].sent.start <= 1 and t["count"].i < t["noun"].i
+            if opening and not _employer_misfit(book, target):
+                school = _full_name(target).lower().split()[-1] in _SCHOOL_HEADS
+                _relate(book, speaker, "studies_at" if school else "works_at", target, source_id)
+            continue
         who = _owner(book, t["subject"], speaker, other, source_id)
         if who is None or who.type != "person":
             continue
@@ -1379,12 +1451,8 @@ def _matched_relations(book: ProfileBook, doc, speaker: Entity, other: str | Non
             if target.ent_type_ == "GPE":  # "I've accepted a job in Edinburgh": where one works, one lives
                 _relate(book, who, "lives_in", target, source_id)
         elif label in ("employed_at", "job_taken"):
-            name = _target_name(target)
-            known = book.get(name) if name else None
-            if name is None or target.ent_type_ in ("GPE", "LOC", "PERSON", "DATE") or (
-                    known is not None and known.type not in ("organization", "other")):
-                continue  # "I've been at Mum's since Friday", "three weeks in Lisbon": not an employer
-            _relate(book, who, "works_at", target, source_id)
+            if not _employer_misfit(book, target):
+                _relate(book, who, "works_at", target, source_id)
         elif label in ("colleague", "friend_made"):
             person = _person_named(book, t["target"], source_id)
             if person is not None and person.name != who.name:
@@ -1394,6 +1462,11 @@ def _matched_relations(book: ProfileBook, doc, speaker: Entity, other: str | Non
 def _subject_entity(book: ProfileBook, verb, speaker: Entity, other: str | None, source_id: str) -> Entity | None:
     subj = subject_of(verb)
     if subj is None:
+        # "Lives out in Malton, workshop at the bottom of his garden": a dropped "he"/"she" (a third-person verb
+        # opening its sentence) is the person just talked about
+        if verb.tag_ == "VBZ" and verb.i == verb.sent.start and verb.lemma_.lower() in _DROPPED_SUBJECT_VERBS and \
+                not verb.sent.text.rstrip().endswith("?") and (named := _person_before(book, verb)) is not None:
+            return book.entity(named, "person", source_id)
         return None
     if is_first_person(subj):
         return speaker
@@ -1584,9 +1657,37 @@ def _project_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity,
         book.relation(speaker, "works_on", project.name, source_id)
 
 
+def _workmates(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
+    """"Priya from your work?" (unless the answer says no), "Tom from my office says hi": a colleague."""
+    for tok in doc:
+        if tok.pos_ != "PROPN" or tok.ent_type_ not in ("PERSON", ""):
+            continue
+        prep = next((c for c in tok.children if c.dep_ == "prep" and c.lower_ == "from"), None)
+        place = next((g for g in prep.children if g.dep_ == "pobj" and g.lemma_ in _WORKPLACE_NOUNS), None) \
+            if prep is not None else None
+        if place is None:
+            continue
+        reply = _confirmed(book) if tok.sent.text.rstrip().endswith("?") else None
+        if tok.sent.text.rstrip().endswith("?") and reply is None:
+            continue
+        owner = _possessor(book, place, speaker, other, source_id)
+        name = _full_name(tok)
+        known = book.get(name)
+        if owner is None or owner.type != "person" or not _looks_like_name(name) or name.lower() in NOT_NAMES or (
+                known is not None and known.type != "person" and book.typed_by_context(known)):
+            continue
+        mate = book.entity(name, "person", source_id, tok.sent.text,
+                           why=f'a colleague of {owner.name} ("{_shorten(tok.sent.text, 60)}")')
+        if mate.name != owner.name:
+            book.relation(mate, "colleague_of", owner.name, source_id)
+            if reply is not None:
+                book.relation(mate, "colleague_of", owner.name, reply)
+
+
 def _read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """Relations and attributes from every pattern of a parsed utterance."""
     _visitor_homes(book, doc, speaker, other, source_id)
+    _workmates(book, doc, speaker, other, source_id)
     _club_sessions(book, doc, speaker, source_id)
     _staying_with(book, doc, source_id)
     _kin_names(book, doc, speaker, source_id)

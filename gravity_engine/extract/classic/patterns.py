@@ -4,8 +4,11 @@ Each pattern names the tokens a relation needs (who, the target, the words that 
 ``relation_matches`` yields them per sentence; ``entities.py`` turns a match into a relation with its
 evidence, resolving "I", "you", "he"/"she" and names as it does for every other pattern:
 
-* ``employed_at``: "I've been at Marchetti Architects for two years", "I was at Copperleaf for five years"
-  (being at an organisation for a stretch of time is working there; a visit has no duration);
+* ``employed_at``: "I've been at Marchetti Architects for two years", "I was at Copperleaf for five years",
+  "He's been at Loxley Brewery nearly two years" (being at an organisation for a stretch of time is working
+  there; a visit has no duration);
+* ``tenure``: "Eleven years at Pellow & Garth this spring" (a stretch at an organisation, said without a verb:
+  the speaker's own);
 * ``member_at``: "my membership at Northern Edge", "our membership of the Harbor Striders";
 * ``colleague``: "I'm pairing with a designer called Wojtek", "I work with Dana on the audit";
 * ``friend_made``: "She's made a friend, Isla", "I met a friend called Jo at the gym";
@@ -23,6 +26,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 DURATION_PREPS = ["for", "since"]
+TENURE_NOUNS = ["year", "month", "decade"]  # not weeks or days: "two weeks at Mum's" is a stay
 COLLEAGUE_VERBS = ["pair", "work", "collaborate", "team"]
 FRIEND_VERBS = ["make", "meet", "find"]
 JOB_VERBS = ["get", "land", "accept", "take", "start", "begin", "find", "secure", "win", "offer"]
@@ -37,6 +41,19 @@ PATTERNS: dict[str, list[list[dict]]] = {
         {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
         {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "since",
          "RIGHT_ATTRS": {"DEP": "prep", "LOWER": {"IN": DURATION_PREPS}}},
+    ], [
+        {"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": "be"}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "subject", "RIGHT_ATTRS": {"DEP": {"IN": ["nsubj", "nsubjpass"]}}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "prep", "RIGHT_ATTRS": {"DEP": "prep", "LOWER": "at"}},
+        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "since",
+         "RIGHT_ATTRS": {"DEP": "npadvmod", "LEMMA": {"IN": TENURE_NOUNS}}},
+    ]],
+    "tenure": [[
+        {"RIGHT_ID": "noun", "RIGHT_ATTRS": {"LEMMA": {"IN": TENURE_NOUNS}, "TAG": "NNS"}},
+        {"LEFT_ID": "noun", "REL_OP": ">", "RIGHT_ID": "count", "RIGHT_ATTRS": {"DEP": "nummod"}},
+        {"LEFT_ID": "noun", "REL_OP": ">", "RIGHT_ID": "prep", "RIGHT_ATTRS": {"DEP": "prep", "LOWER": "at"}},
+        {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
     ]],
     "member_at": [[
         {"RIGHT_ID": "noun", "RIGHT_ATTRS": {"LEMMA": "membership"}},
@@ -101,7 +118,8 @@ _TRIGGERS = frozenset({"membership", "friend", "pal", "buddy", "mate", *JOB_NOUN
 
 def _may_match(doc) -> bool:
     words = {t.lower_ for t in doc}
-    return bool(words & _TRIGGERS) or ("at" in words and bool(words & {"for", "since"})) or "with" in words
+    return bool(words & _TRIGGERS) or ("at" in words and bool(words & {"for", "since", "years", "months", "decades"})) \
+        or "with" in words
 
 
 def relation_matches(doc) -> Iterator[tuple[str, dict[str, object]]]:
