@@ -362,3 +362,51 @@ def test_a_workmate_of_someone_with_one_employer_works_there_too():
     # an employer of one's own stays the only one; a second run adds nothing
     assert [r.target for r in anchors.entities[2].relations if r.predicate == "works_at"] == ["Kestrel Bank"]
     assert infer_relations(anchors) == 0
+
+
+def test_tools_ner_takes_for_people_are_products_and_no_colleagues():
+    profiles = _one_batch([("Nadia", "I've worked with Python and C++ for years."), ("Omar", "Cool."),
+                           ("Nadia", "I work with Dana on the audit.")])
+    assert profiles["Python"].type == "product" and not _rels(profiles["Python"])
+    assert ("colleague_of", "Nadia") in _rels(profiles["Dana"])
+
+
+@pytest.mark.parametrize("said", ["So cute! I love your turtles so much!", "That's what I like to hear!",
+                                  "I love the thought Omar!", "Nature's awesome, I'm a huge fan of it."])
+def test_compliments_and_idioms_are_no_tastes(said):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Ha, thanks.")])
+    assert not _rels(profiles["Nadia"]), _rels(profiles["Nadia"])
+
+
+def test_lists_bare_words_and_breeds_make_no_kin_or_pets():
+    from gravity_engine.extract.classic import _pets_by_context
+
+    profiles = _one_batch([("Nadia", "My girlfriend, Toby and I are going camping."), ("Omar", "Fun!"),
+                           ("Nadia", "Definitely! Our families taught us a lot, like my mom always said.")])
+    assert not [r for p in profiles.values() for r in _rels(p) if r[0] in ("partner_of", "parent_of")], \
+        {n: _rels(p) for n, p in profiles.items()}
+    turns = [("Omar", "German Shepherds are loyal, your pup will love the trails."), ("Nadia", "My dog agrees!"),
+             ("Omar", "A German Shepherd needs long walks and the vet twice a year."), ("Nadia", "Dogs, eh.")]
+    utts = [Utterance(id=f"u{i}", speaker=s, text=t, session_id="s1") for i, (s, t) in enumerate(turns)]
+    conversation = Conversation(id="c", sessions=[Session(id="s1", index=0, utterances=utts)],
+                                speakers=["Omar", "Nadia"])
+    anchors = AnchorSet(entities=[Entity(id="o", name="Omar", type="person"),
+                                  Entity(id="n", name="Nadia", type="person"),
+                                  Entity(id="g", name="German", type="other")])
+    _pets_by_context(anchors, conversation)
+    assert anchors.entities[2].type == "other" and not anchors.entities[0].relations
+
+
+def test_her_is_the_unnamed_subject_not_the_last_name_said():
+    profiles = _one_batch([("Nadia", "Grandad Ken promised to teach the kids dovetails."), ("Omar", "Lovely."),
+                           ("Nadia", "And my little sister is flying over in July with her girlfriend Sigrid.")])
+    assert profiles["Sigrid"].type == "person"
+    assert not _rels(profiles["Sigrid"]), _rels(profiles["Sigrid"])
+
+
+def test_he_after_a_question_about_your_dad_is_the_dad_not_the_last_name():
+    profiles = _one_batch([("Nadia", "Jonas made a spreadsheet, of course."), ("Omar", "Has your dad come round?"),
+                           ("Nadia", "Slowly. He's coming down from Scarborough for Easter.")])
+    assert not _rels(profiles["Jonas"]), _rels(profiles["Jonas"])
+    profiles = _one_batch([("Omar", "How's Jonas?"), ("Nadia", "Good. He lives in Scarborough now.")])
+    assert ("lives_in", "Scarborough") in _rels(profiles["Jonas"])

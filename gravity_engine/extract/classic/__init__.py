@@ -194,6 +194,10 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation, lowercase: 
                 a.key == "why" for a in e.attributes) or e.name.lower() in lowercase:
             continue
         name = re.compile(rf"\b{re.escape(e.name)}\b")
+        # "German Shepherds are loyal", "a German Shepherd like Toby": the first word of a longer name, never alone
+        alone = re.compile(rf"\b{re.escape(e.name)}\b(?! [A-Z])")
+        if not any(alone.search(u.text) for u in utts):
+            continue
         parts = re.compile(rf"\b{re.escape(e.name)}['’]s {_PET_PARTS}")
         cued: list[str] = []
         owned_part = False

@@ -367,9 +367,19 @@ _EVENT_HEADS = {"challenge", "final", "finals", "qualifier", "open", "show", "ma
                 "regatta", "derby", "rally", "fest", "carnival", "triathlon", "convention", "hackathon", "meetup"}
 
 
+# Software people name in chat that NER takes for people ("I've worked with Python and C++"); no first names
+# ("Ruby", "Julia") among them
+TOOL_NAMES = {"python", "java", "javascript", "typescript", "kotlin", "golang", "c++", "c#", "matlab", "excel",
+              "figma", "photoshop", "illustrator", "blender", "django", "flask", "react", "docker", "kubernetes",
+              "linux", "tableau", "jira", "powerpoint", "wordpress", "unity", "godot", "arduino", "raspberry pi"}
+
+
 def suffix_type(name: str) -> str | None:
-    """A type from the name's own head word: "Cedar Valley Clinic" -> organization, "Mount Rainier" -> place."""
+    """A type from the name's own head word: "Cedar Valley Clinic" -> organization, "Mount Rainier" -> place,
+    and the few tools NER takes for people ("Python")."""
     words = name.lower().replace(".", "").split()
+    if name.lower() in TOOL_NAMES:
+        return "product"
     if len(words) < 2:
         return None
     if re.fullmatch(r"[a-z]{0,3}\d+[a-z]{0,3}", words[-1]) and not words[-1].isdigit() or (
@@ -390,10 +400,16 @@ def _is_name(tok) -> bool:
                                    and tok.lower_ not in NOT_NAMES)
 
 
+def _listed_with_me(name) -> bool:
+    """"My girlfriend, Toby and I are going camping": a list of three, so Toby is not the girlfriend."""
+    doc = name.doc
+    return name.i + 2 < len(doc) and doc[name.i + 1].lower_ == "and" and doc[name.i + 2].lower_ in ("i", "me", "we", "us")
+
+
 def _name_of(token):
     """The proper name attached to a noun: "my sister Anna", "a dog named Max", "my friend, Jo"."""
     for child in token.children:
-        if child.dep_ == "appos" and _is_name(child):
+        if child.dep_ == "appos" and _is_name(child) and not _listed_with_me(child):
             return child
         if child.dep_ == "acl" and child.lemma_ in ("name", "call"):
             for grand in child.children:
@@ -446,6 +462,17 @@ def _quote(doc, a, b) -> str:
     return _shorten(span_text(list(doc[lo:hi + 1])), 60)
 
 
+def _unnamed_subject(tok) -> bool:
+    """"My little sister is flying over with her girlfriend": "her" is the clause's subject, a person with no name
+    here, not the last name said."""
+    verb = tok.head
+    while verb.pos_ not in ("VERB", "AUX") and verb.head is not verb:
+        verb = verb.head
+    subj = subject_of(verb) if verb.pos_ in ("VERB", "AUX") else None
+    return subj is not None and subj.pos_ == "NOUN" and subj.lemma_.lower() in ROLE_PREDICATES and \
+        _name_of(subj) is None
+
+
 def _possessor(book: ProfileBook, tok, speaker: Entity, other: str | None, source_id: str):
     """Whose "sister"/"dog"/"club" this is: my/our -> the speaker, your -> the listener, "Anna's" -> Anna."""
     # "My cousin Kenta": the parser hangs "my" on the name, with the role noun as its compound
@@ -461,7 +488,8 @@ def _possessor(book: ProfileBook, tok, speaker: Entity, other: str | None, sourc
             name = _full_name(c)
             if _looks_like_name(name):
                 return book.entity(name, "person", source_id, c.sent.text)
-        if c.lower_ in ("her", "his") and (named := _person_before(book, tok)) is not None:
+        if c.lower_ in ("her", "his") and not _unnamed_subject(tok) and (
+                named := _person_before(book, tok)) is not None:
             return book.entity(named, "person", source_id)
     if tok.dep_ == "dobj" and tok.head.lemma_ in ("have", "adopt", "get", "own", "rescue", "foster"):
         return _owner(book, subject_of(tok.head), speaker, other, source_id)
@@ -528,7 +556,33 @@ def _person_before(book: ProfileBook, tok) -> str | None:
                 best, at = name, t.i
     if best is not None:
         return best
+    asked = _kin_asked_before(book)
+    if asked is not None:
+        # "Has your dad come round?" - "Slowly. He's coming down from Scarborough": the dad, named or not
+        return asked or None
     return book.last_person if book.utterance_index - book.last_person_at <= RECENT_UTTERANCES else None
+
+
+_KIN_PHRASE = re.compile(r"(?i)\b(?:your|my|his|her)\s+(?:(?:little|big|older|younger|new|old)\s+)?("
+                         + "|".join(sorted(map(re.escape, ROLE_PREDICATES), key=len, reverse=True)) + r")\b")
+
+
+def _kin_asked_before(book: ProfileBook) -> str | None:
+    """When the other speaker's turn just before asked after someone by kin ("How's your dad?"): that person's name
+    if the batch knows it, else "" (someone unnamed); None when nothing was asked so."""
+    k = book.utterance_index
+    if k == 0 or k >= len(book.batch.utterances) or k - book.last_person_at <= 1:
+        return None  # a name said in the question or since ("Alan? Since when do you call your dad Alan?") wins
+    before, now = book.batch.utterances[k - 1], book.batch.utterances[k]
+    found = _KIN_PHRASE.search(before.text) if before.speaker != now.speaker and "?" in before.text else None
+    if found is None:
+        return None
+    role = ROLE_PREDICATES[found.group(1).lower()]
+    whose = found.group(0).split()[0].lower()
+    owner = now.speaker if whose == "your" else before.speaker if whose == "my" else None
+    known = [e.name for e in book.entities() if e.type == "person" and e.name not in book.speakers and any(
+        r.predicate == role and r.target == owner for r in e.relations)]
+    return known[0] if len(known) == 1 else ""
 
 
 def _named_org(ent: Entity) -> bool:
@@ -985,8 +1039,9 @@ def _name_beside_fragment(tok):
     if sent.start > 0 and tok.dep_ in ("nsubj", "nsubjpass"):
         prev = doc[sent.start - 1].sent
         words = [t for t in prev if not t.is_punct and t.dep_ not in ("case", "advmod", "intj", "cc")]
-        if len(words) == 1 and words[0].text[:1].isupper() and words[0].i > 0 or (
-                len(words) == 1 and words[0].text[:1].isupper() and words[0].lower_ not in NOT_NAMES):
+        # "Ines's, obviously." names; "Definitely!" is a word
+        if len(words) == 1 and words[0].text[:1].isupper() and words[0].lower_ not in NOT_NAMES and (
+                words[0].ent_type_ == "PERSON" or _unknown_word(words[0].lower_)):
             return words[0]
     return None
 
@@ -1055,6 +1110,9 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
                     _relate(book, person, "works_at", next((g for g in prep.children if g.dep_ == "pobj"), None),
                             source_id)
                 continue
+            if owner is None and any(c.dep_ == "poss" for c in tok.children):
+                # "my sister ... her girlfriend Sigrid": whose is not known here, a person she is
+                book.entity(name, "person", source_id, tok.sent.text, why=f'a {lemma} ("{said}")')
             if owner is None or owner.name.lower() == name.lower():
                 continue
             person = book.entity(name, "person", source_id, tok.sent.text, why=f"{owner.name}'s {lemma} (\"{said}\")")
@@ -1142,6 +1200,14 @@ def _relate(book: ProfileBook, who: Entity, predicate: str, pobj, source_id: str
     return True
 
 
+def _compliment(book: ProfileBook, verb, obj) -> bool:
+    """What "I love ..." says to the listener, not of the speaker's tastes: "I love your turtles", "I love the
+    thought Nate!", "That's what I like to hear"."""
+    return any(c.dep_ == "poss" and c.lower_ == "your" for c in obj.children) or any(
+        t.text in book.speakers for t in obj.subtree) or any(
+        c.lower_ in ("what", "which") and c.dep_ in ("dobj", "attr", "pobj") for c in verb.subtree if c.i < verb.i)
+
+
 def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source_id: str) -> None:
     """Patterns of a verb whose subject is ``who`` (the speaker for I/we, else a named person)."""
     lemma = verb.lemma_.lower()
@@ -1159,7 +1225,7 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
         # "you can't stand anything that moves, you hate flying": the object, before a clause hung on the verb
         obj = next((c for dep in ("dobj", "xcomp", "ccomp") for c in children if c.dep_ == dep
                     and not (dep == "ccomp" and any(g.dep_ == "nsubj" for g in c.children))), None)
-        if obj is not None and obj.lower_ not in _VAGUE_OBJECTS and obj.pos_ != "PRON":
+        if obj is not None and obj.lower_ not in _VAGUE_OBJECTS and obj.pos_ != "PRON" and not _compliment(book, verb, obj):
             key = _LIKE[lemma]
             if negated:
                 key = "dislikes" if key == "likes" else "likes"
@@ -1224,7 +1290,7 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
                 of = next((g for g in c.children if g.dep_ == "prep" and g.lower_ == "of"), None)
                 if c.lemma_ == "fan" and of is not None:
                     pobj = next((g for g in of.children if g.dep_ == "pobj"), None)
-                    if pobj is not None:
+                    if pobj is not None and pobj.pos_ != "PRON" and not _compliment(book, verb, pobj):
                         name = _target_name(pobj)
                         book.relation(who, "likes", book.entity(name, "other", source_id).name if name
                                       else _phrase(pobj), source_id)
@@ -1401,8 +1467,8 @@ def _person_named(book: ProfileBook, tok, source_id: str) -> Entity | None:
     if name_tok is None:
         return None
     name = _full_name(name_tok)
-    if not _looks_like_name(name) or name.lower() in NOT_NAMES:
-        return None
+    if not _looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name):
+        return None  # "a designer called Wojtek", not "I've worked with Python"
     known = book.get(name)
     if tok.pos_ == "PROPN" and name_tok.ent_type_ != "PERSON" and (known is None or known.type != "person"):
         return None  # "I work with Figma": a bare name is a person only when NER or the profile says so
