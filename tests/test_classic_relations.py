@@ -410,3 +410,17 @@ def test_he_after_a_question_about_your_dad_is_the_dad_not_the_last_name():
     assert not _rels(profiles["Jonas"]), _rels(profiles["Jonas"])
     profiles = _one_batch([("Omar", "How's Jonas?"), ("Nadia", "Good. He lives in Scarborough now.")])
     assert ("lives_in", "Scarborough") in _rels(profiles["Jonas"])
+
+
+@pytest.mark.parametrize("lines, subject, predicate, target", [
+    ([("Omar", "Where was Bettina before?"), ("Nadia", "Four years at the Carrick Hotel, running the kitchen.")],
+     "Bettina", "works_at", "Carrick Hotel"),
+    ([("Omar", "Does Idris need an office?"), ("Nadia", "No, Idris works remotely for Saltmarsh Labs.")], "Idris",
+     "works_at", "Saltmarsh Labs"),
+    ([("Omar", "Still earlies at St Columba's?"), ("Nadia", "Yep. I'm a porter on the surgical floor there.")],
+     "Nadia", "works_at", "St Columba"),
+])
+def test_answers_about_someone_asked_and_names_the_parser_misplaces(lines, subject, predicate, target):
+    profiles = _one_batch(lines)
+    assert (predicate, target) in _rels(profiles[subject]), {n: _rels(p) for n, p in profiles.items()}
+    assert not [r for r in _rels(profiles["Nadia"]) if r[0] == "works_at"] or subject == "Nadia"

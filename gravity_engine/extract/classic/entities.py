@@ -152,6 +152,9 @@ def split_run_on(text: str) -> list[str]:
     return names if len(names) > 1 else [text]
 
 
+_SAINT_HOUSE = re.compile(r"(?i)(?:st|saint)\.? [a-z]+['’]s")
+
+
 def _part_type(span: str, name: str, j: int, ner_type: str) -> str:
     """The type of the ``j``-th name of a run-on span (``split_run_on``): the first has NER's; "the Rothay
     Hotel in Grasmere": what follows "in", "near", "at" or "on" is a place; "Moorish Castle and Pena Palace":
@@ -466,7 +469,7 @@ def _unnamed_subject(tok) -> bool:
     """"My little sister is flying over with her girlfriend": "her" is the clause's subject, a person with no name
     here, not the last name said."""
     verb = tok.head
-    while verb.pos_ not in ("VERB", "AUX") and verb.head is not verb:
+    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
         verb = verb.head
     subj = subject_of(verb) if verb.pos_ in ("VERB", "AUX") else None
     return subj is not None and subj.pos_ == "NOUN" and subj.lemma_.lower() in ROLE_PREDICATES and \
@@ -617,13 +620,13 @@ def _place_types(book: ProfileBook, doc, source_id: str) -> None:
             continue
         root = ent.root
         prep = root.head
-        if root.dep_ != "pobj" or prep.lower_ not in ("in", "to", "from", "near", "around") or prep.head is prep:
+        if root.dep_ != "pobj" or prep.lower_ not in ("in", "to", "from", "near", "around") or prep.head.i == prep.i:
             continue
         verb = prep.head
         if verb.lower_ == "next":
             continue  # "she moved me next to Priya": beside someone or something, not gone to a place
         away = verb.lower_ in ("away", "back", "over", "out", "off", "home")
-        if verb.pos_ == "ADV" and verb.head is not verb:  # "back from", "over in", "down to"
+        if verb.pos_ == "ADV" and verb.head.i != verb.i:  # "back from", "over in", "down to"
             verb = verb.head
         if away and prep.lower_ in ("in", "to", "from"):
             pass  # "Ines is away in Grenoble", "she's off to Porto": where a person is
@@ -1479,6 +1482,15 @@ def _person_named(book: ProfileBook, tok, source_id: str) -> Entity | None:
                        why=None if tok.pos_ == "PROPN" else f'a {tok.lemma_.lower()} ("{said}")')
 
 
+def _asked_person(book: ProfileBook) -> str | None:
+    """The person the other speaker's question just before this turn named ("Where was Jordan before?")."""
+    k = book.utterance_index
+    if k == 0 or book.last_person_at != k - 1 or book.last_person in (None, *book.speakers):
+        return None
+    before, now = book.batch.utterances[k - 1], book.batch.utterances[k]
+    return book.last_person if before.speaker != now.speaker and before.text.rstrip().endswith("?") else None
+
+
 def _employer_misfit(book: ProfileBook, target) -> bool:
     """"I've been at Mum's since Friday", "three weeks in Lisbon": a place, a person or a date is no employer."""
     name = _target_name(target)
@@ -1508,7 +1520,9 @@ def _matched_relations(book: ProfileBook, doc, speaker: Entity, other: str | Non
             opening = t["count"].i - t["noun"].sent.start <= 1 and t["count"].i < t["noun"].i
             if opening and not _employer_misfit(book, target):
                 school = _full_name(target).lower().split()[-1] in _SCHOOL_HEADS
-                _relate(book, speaker, "studies_at" if school else "works_at", target, source_id)
+                # "Where was Jordan before?" - "Six years at the Rothay Hotel": the one asked about
+                who = book.entity(asked, "person", source_id) if (asked := _asked_person(book)) else speaker
+                _relate(book, who, "studies_at" if school else "works_at", target, source_id)
             continue
         who = _owner(book, t["subject"], speaker, other, source_id)
         if who is None or who.type != "person":
@@ -1575,7 +1589,10 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
             for j, name in enumerate(parts):
                 name = clean_name(name)
                 if _looks_like_name(name) and name.lower() not in NOT_NAMES:
-                    book.entity(name, _part_type(text, name, j, NER_TYPES[ent.label_]), utt.id, ent.sent.text)
+                    # "St Brendan's", "St Mary's": a saint's name with the possessive is a hospital, school or church
+                    house = j == 0 and _SAINT_HOUSE.fullmatch(text.strip()) is not None
+                    book.entity(name, "organization" if house else _part_type(text, name, j, NER_TYPES[ent.label_]),
+                                utt.id, ent.sent.text, why=f'an institution ("{text.strip()}")' if house else None)
         # Proper nouns the NER missed (projects, pets, nicknames); finalize keeps those that recur.
         run: list = []
         for tok in [*doc, None]:

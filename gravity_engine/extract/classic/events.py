@@ -109,7 +109,7 @@ def _event_tokens(verb, subj) -> list:
 
 def _tense(verb) -> str:
     aux = {c.lower_ for c in verb.children if c.dep_ in ("aux", "auxpass")}
-    if not aux and verb.tag_ in ("VBG", "VB") and verb.dep_ in ("conj", "advcl", "xcomp") and verb.head is not verb:
+    if not aux and verb.tag_ in ("VBG", "VB") and verb.dep_ in ("conj", "advcl", "xcomp") and verb.head.i != verb.i:
         return _tense(verb.head)  # "I was there, spending the day": the tense of the verb it hangs on
     if aux & _FUTURE_AUX:
         return "future"
@@ -137,7 +137,7 @@ def _hops(tok, verb) -> int:
     while tok.i != verb.i and hops < 12:
         if tok.dep_ == "poss" or tok.tag_ == "POS":
             penalty = 20
-        if tok.head is tok:
+        if tok.head.i == tok.i:
             return 99
         tok, hops = tok.head, hops + 1
     return hops + penalty if tok.i == verb.i else 99
@@ -492,7 +492,7 @@ def _hang_verb(tok):
     while tok is not None and hops < 8:
         if tok.pos_ in ("VERB", "AUX") and tok.dep_ not in ("aux", "auxpass"):
             return tok
-        if tok.head is tok:
+        if tok.head.i == tok.i:
             return None
         tok, hops = tok.head, hops + 1
     return None

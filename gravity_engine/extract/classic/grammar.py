@@ -23,9 +23,15 @@ def subject_of(verb):
         for child in verb.children:
             if child.dep_ in _SUBJECT_DEPS:
                 return child
+        # "No, Raj works remotely for Nordfield Games": the small parser hangs a name it does not know before a
+        # finite verb as a modifier; it is the subject
+        before = verb.doc[verb.i - 1] if verb.i > 0 else None
+        if before is not None and before.head.i == verb.i and before.dep_ == "npadvmod" and before.pos_ == "PROPN" \
+                and before.ent_type_ not in ("DATE", "TIME") and verb.tag_ in ("VBZ", "VBD", "VBP"):
+            return before
         # Conjoined verbs, complements and participle clauses ("I was there, spending the day ...")
         # share the subject of the verb they hang on.
-        if verb.dep_ in ("conj", "xcomp", "advcl") and verb.head is not verb:
+        if verb.dep_ in ("conj", "xcomp", "advcl") and verb.head.i != verb.i:
             verb = verb.head
             seen += 1
             continue
@@ -87,7 +93,7 @@ def _third_person_verb(tok) -> str:
 
 def _agrees_with(verb, subjects: set[int]) -> bool:
     holder = verb.head if verb.dep_ in ("aux", "auxpass") else verb
-    while holder.dep_ == "conj" and not has_own_subject(holder) and holder.head is not holder:
+    while holder.dep_ == "conj" and not has_own_subject(holder) and holder.head.i != holder.i:
         holder = holder.head  # "I fly out ... and come back": "come" agrees with "I"
     return any(c.i in subjects for c in holder.children)
 
@@ -193,7 +199,7 @@ def verb_tense(verb, depth: int = 0) -> bool | None:
         return None
     if verb.tag_ == "VB" and "to" in words:
         return True
-    if not aux and verb.tag_ in ("VB", "VBG") and verb.dep_ in ("conj", "xcomp", "advcl") and verb.head is not verb \
+    if not aux and verb.tag_ in ("VB", "VBG") and verb.dep_ in ("conj", "xcomp", "advcl") and verb.head.i != verb.i \
             and depth < 4:
         return verb_tense(verb.head, depth + 1)
     if verb.tag_ == "VBG":
@@ -229,7 +235,7 @@ def tense_reader(doc):
         while tok is not None and hops < 8:
             if tok.pos_ in ("VERB", "AUX") and tok.dep_ not in ("aux", "auxpass"):
                 return verb_tense(tok)
-            if tok.head is tok:
+            if tok.head.i == tok.i:
                 return None
             tok = tok.head
             hops += 1
