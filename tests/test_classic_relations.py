@@ -267,18 +267,25 @@ def test_chat_words_no_lexicon_holds_name_nothing_unless_asked_back_alone(reply)
     assert not any(r for p in profiles.values() for r in _rels(p)), {n: _rels(p) for n, p in profiles.items()}
 
 
-def test_what_only_an_animal_has_makes_a_person_typed_name_a_pet_with_one_pet_word():
+def _pet_context(turns: list[tuple[str, str]], name: str, type_: str,
+                 speakers: tuple[str, str]) -> tuple[str, list[tuple[str, str]]]:
+    """``_pets_by_context`` over one session of two speakers and one more name: (its type, the first speaker's
+    relations)."""
     from gravity_engine.extract.classic import _pets_by_context
 
+    utts = [Utterance(id=f"u{i}", speaker=s, text=t, session_id="s1") for i, (s, t) in enumerate(turns)]
+    conversation = Conversation(id="c", sessions=[Session(id="s1", index=0, utterances=utts)],
+                                speakers=list(speakers))
+    anchors = AnchorSet(entities=[*(Entity(id=f"s{k}", name=s, type="person") for k, s in enumerate(speakers)),
+                                  Entity(id="x", name=name, type=type_)])
+    _pets_by_context(anchors, conversation)
+    first = next(e for e in anchors.entities if e.name == speakers[0])
+    return anchors.entities[-1].type, [(r.predicate, r.target) for r in first.relations]
+
+
+def test_what_only_an_animal_has_makes_a_person_typed_name_a_pet_with_one_pet_word():
     def pets(turns):
-        utts = [Utterance(id=f"u{i}", speaker=s, text=t, session_id="s1") for i, (s, t) in enumerate(turns)]
-        conversation = Conversation(id="c", sessions=[Session(id="s1", index=0, utterances=utts)],
-                                    speakers=["Tomas", "Nadia"])
-        anchors = AnchorSet(entities=[Entity(id="t", name="Tomas", type="person"),
-                                      Entity(id="n", name="Nadia", type="person"),
-                                      Entity(id="p", name="Pickle", type="person")])
-        _pets_by_context(anchors, conversation)
-        return anchors.entities[2].type, [(r.predicate, r.target) for r in anchors.entities[0].relations]
+        return _pet_context(turns, "Pickle", "person", ("Tomas", "Nadia"))
 
     assert pets([("Nadia", "How's Pickle's paw?"), ("Tomas", "Healing. The vet says no long walks till Friday."),
                  ("Nadia", "Aw."), ("Tomas", "Pickle sends his love.")]) == ("pet", [("owns_pet", "Pickle")])
@@ -379,22 +386,13 @@ def test_compliments_and_idioms_are_no_tastes(said):
 
 
 def test_lists_bare_words_and_breeds_make_no_kin_or_pets():
-    from gravity_engine.extract.classic import _pets_by_context
-
     profiles = _one_batch([("Nadia", "My girlfriend, Toby and I are going camping."), ("Omar", "Fun!"),
                            ("Nadia", "Definitely! Our families taught us a lot, like my mom always said.")])
     assert not [r for p in profiles.values() for r in _rels(p) if r[0] in ("partner_of", "parent_of")], \
         {n: _rels(p) for n, p in profiles.items()}
     turns = [("Omar", "German Shepherds are loyal, your pup will love the trails."), ("Nadia", "My dog agrees!"),
              ("Omar", "A German Shepherd needs long walks and the vet twice a year."), ("Nadia", "Dogs, eh.")]
-    utts = [Utterance(id=f"u{i}", speaker=s, text=t, session_id="s1") for i, (s, t) in enumerate(turns)]
-    conversation = Conversation(id="c", sessions=[Session(id="s1", index=0, utterances=utts)],
-                                speakers=["Omar", "Nadia"])
-    anchors = AnchorSet(entities=[Entity(id="o", name="Omar", type="person"),
-                                  Entity(id="n", name="Nadia", type="person"),
-                                  Entity(id="g", name="German", type="other")])
-    _pets_by_context(anchors, conversation)
-    assert anchors.entities[2].type == "other" and not anchors.entities[0].relations
+    assert _pet_context(turns, "German", "other", ("Omar", "Nadia")) == ("other", [])
 
 
 def test_her_is_the_unnamed_subject_not_the_last_name_said():
