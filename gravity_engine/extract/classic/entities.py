@@ -406,7 +406,8 @@ def _is_name(tok) -> bool:
 def _listed_with_me(name) -> bool:
     """"My girlfriend, Toby and I are going camping": a list of three, so Toby is not the girlfriend."""
     doc = name.doc
-    return name.i + 2 < len(doc) and doc[name.i + 1].lower_ == "and" and doc[name.i + 2].lower_ in ("i", "me", "we", "us")
+    return name.i + 2 < len(doc) and doc[name.i + 1].lower_ == "and" and \
+        doc[name.i + 2].lower_ in ("i", "me", "we", "us")
 
 
 def _name_of(token):
@@ -1092,8 +1093,12 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
         name = _full_name(name_tok)
         if not _looks_like_name(name) or name.lower() in NOT_NAMES:
             continue
-        owner = _possessor(book, tok, speaker, other, source_id) if tagged is None else (
-            speaker if tagged[1].lower_ in ("my", "our") else book.entity(other, "person", source_id) if other else None)
+        if tagged is None:
+            owner = _possessor(book, tok, speaker, other, source_id)
+        elif tagged[1].lower_ in ("my", "our"):
+            owner = speaker
+        else:  # "your": the listener
+            owner = book.entity(other, "person", source_id) if other else None
         said = _quote(doc, tok, name_tok)
         if kind == "pet":
             if owner is None:
@@ -1167,8 +1172,8 @@ _WORKPLACE_NOUNS = {"work", "office", "job", "workplace", "team", "department", 
 _THERE_ADVERBS = {"up", "down", "back", "over", "out", "away"}
 _SCHOOL_HEADS = {"school", "primary", "secondary", "academy", "college", "university", "polytechnic", "institute",
                  "kindergarten", "preschool", "nursery", "conservatoire", "conservatory"}
-_DEGREE_NOUNS = {"module", "msc", "bsc", "ma", "ba", "mba", "phd", "doctorate", "degree", "masters", "master", "bachelor",
-                 "course", "diploma", "apprenticeship", "pgce", "undergrad", "postgrad", "residency"}
+_DEGREE_NOUNS = {"module", "msc", "bsc", "ma", "ba", "mba", "phd", "doctorate", "degree", "masters", "master",
+                 "bachelor", "course", "diploma", "apprenticeship", "pgce", "undergrad", "postgrad", "residency"}
 _STUDENT_NOUNS = {"student", "undergrad", "undergraduate", "postgrad", "phd", "fresher", "sophomore", "junior",
                   "senior", "grad", "postdoc", "researcher", "lecturer", "candidate"}
 _BUILD_VERBS = {"build", "develop", "design", "launch", "lead", "run", "create", "found", "start", "code",
@@ -1228,7 +1233,8 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
         # "you can't stand anything that moves, you hate flying": the object, before a clause hung on the verb
         obj = next((c for dep in ("dobj", "xcomp", "ccomp") for c in children if c.dep_ == dep
                     and not (dep == "ccomp" and any(g.dep_ == "nsubj" for g in c.children))), None)
-        if obj is not None and obj.lower_ not in _VAGUE_OBJECTS and obj.pos_ != "PRON" and not _compliment(book, verb, obj):
+        if obj is not None and obj.lower_ not in _VAGUE_OBJECTS and obj.pos_ != "PRON" and \
+                not _compliment(book, verb, obj):
             key = _LIKE[lemma]
             if negated:
                 key = "dislikes" if key == "likes" else "likes"

@@ -43,7 +43,8 @@ PATTERNS: dict[str, list[list[dict]]] = {
          "RIGHT_ATTRS": {"DEP": "prep", "LOWER": {"IN": DURATION_PREPS}}},
     ], [
         {"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": "be"}},
-        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "subject", "RIGHT_ATTRS": {"DEP": {"IN": ["nsubj", "nsubjpass"]}}},
+        {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "subject",
+         "RIGHT_ATTRS": {"DEP": {"IN": ["nsubj", "nsubjpass"]}}},
         {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "prep", "RIGHT_ATTRS": {"DEP": "prep", "LOWER": "at"}},
         {"LEFT_ID": "prep", "REL_OP": ">", "RIGHT_ID": "target", "RIGHT_ATTRS": {"DEP": "pobj", **_PROPN}},
         {"LEFT_ID": "verb", "REL_OP": ">", "RIGHT_ID": "since",
@@ -116,10 +117,12 @@ def _matcher(vocab):
 _TRIGGERS = frozenset({"membership", "friend", "pal", "buddy", "mate", *JOB_NOUNS, *(n + "s" for n in JOB_NOUNS)})
 
 
+_STRETCH_WORDS = frozenset({*DURATION_PREPS, *TENURE_NOUNS, *(n + "s" for n in TENURE_NOUNS)})
+
+
 def _may_match(doc) -> bool:
     words = {t.lower_ for t in doc}
-    return bool(words & _TRIGGERS) or ("at" in words and bool(words & {"for", "since", "years", "months", "decades"})) \
-        or "with" in words
+    return bool(words & _TRIGGERS) or ("at" in words and bool(words & _STRETCH_WORDS)) or "with" in words
 
 
 def relation_matches(doc) -> Iterator[tuple[str, dict[str, object]]]:
