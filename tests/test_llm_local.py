@@ -35,8 +35,7 @@ def local_settings(tmp_path_factory):
     """The model's server, started once for the session (the engine stops it at exit); its log in a temp folder.
 
     One thread, whatever the machine's load: the engine picks llama.cpp's thread count from the load, and another
-    count sums floats in another order, so a tiny model's greedy reply can differ (a CI run under load once got a
-    reply that ran past the token limit)."""
+    count may sum floats in another order, so a tiny model's greedy reply could differ from run to run."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GRAVITY_HOME", str(tmp_path_factory.mktemp("local_llm_home")))
         mp.setenv("GRAVITY_LLM_THREADS", "1")
@@ -73,6 +72,8 @@ def test_cli_build_from_a_model_file(tmp_path, monkeypatch, fake_embedder, local
     monkeypatch.setenv("GRAVITY_LLM_GGUF", str(MODEL))
     monkeypatch.setenv("GRAVITY_LLM_MAX_TOKENS", "768")
     monkeypatch.setenv("GRAVITY_LLM_THREADS", "1")  # as the session's server (local_settings)
+    for var in ("GRAVITY_LLM_JSON_MODE", "GRAVITY_LLM_TIMEOUT", "GRAVITY_LLM_CONCURRENCY"):
+        monkeypatch.delenv(var, raising=False)  # the engine's defaults, whatever the shell or an earlier test set
     monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
     from gravity_engine.cli import app
     from gravity_engine.store import AnchorStore
