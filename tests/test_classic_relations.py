@@ -422,3 +422,12 @@ def test_answers_about_someone_asked_and_names_the_parser_misplaces(lines, subje
     profiles = _one_batch(lines)
     assert (predicate, target) in _rels(profiles[subject]), {n: _rels(p) for n, p in profiles.items()}
     assert not [r for r in _rels(profiles["Nadia"]) if r[0] == "works_at"] or subject == "Nadia"
+
+
+@pytest.mark.timeout(30)
+def test_a_possessive_in_a_sentence_without_a_verb_is_read_and_ends():
+    """"Her girlfriend Sigrid, lovely." has no verb: finding the clause's subject climbs to the root and stops there
+    (a climb that compared tokens by identity never stopped: spaCy makes a new Token per access)."""
+    profiles = _one_batch([("Nadia", "My sister came over."), ("Omar", "Her girlfriend Sigrid, lovely."),
+                           ("Nadia", "Yes!")])
+    assert profiles["Sigrid"].type == "person"
