@@ -49,6 +49,18 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
     yield
 
 
+@pytest.fixture(autouse=True)
+def _engine_settings_restored():
+    """The engine's settings in the environment as they were before each test: the CLI's ``--llm-*`` options set
+    them for the process, and a test that runs the CLI must not hand them to the next one (one leaked
+    ``GRAVITY_LLM_JSON_MODE=json_object`` made the local model's build fail several files later)."""
+    before = {k: v for k, v in os.environ.items() if k.startswith("GRAVITY_")}
+    yield
+    for key in [k for k in os.environ if k.startswith("GRAVITY_") and k not in before]:
+        del os.environ[key]
+    os.environ.update(before)
+
+
 @pytest.fixture(scope="session")
 def embedder():
     """The real default embedder, loaded once per test session."""
