@@ -8,7 +8,7 @@ evidence, resolving "I", "you", "he"/"she" and names as it does for every other 
   "He's been at Loxley Brewery nearly two years" (being at an organisation for a stretch of time is working
   there; a visit has no duration);
 * ``tenure``: "Eleven years at Pellow & Garth this spring" (a stretch at an organisation, said without a verb:
-  the speaker's own);
+  the speaker's own, or that of the person the other speaker just asked about: "Where was Jordan before?");
 * ``member_at``: "my membership at Northern Edge", "our membership of the Harbor Striders";
 * ``colleague``: "I'm pairing with a designer called Wojtek", "I work with Dana on the audit";
 * ``friend_made``: "She's made a friend, Isla", "I met a friend called Jo at the gym";
