@@ -431,3 +431,11 @@ def test_a_possessive_in_a_sentence_without_a_verb_is_read_and_ends():
     profiles = _one_batch([("Nadia", "My sister came over."), ("Omar", "Her girlfriend Sigrid, lovely."),
                            ("Nadia", "Yes!")])
     assert profiles["Sigrid"].type == "person"
+
+
+def test_come_visit_me_in_a_place_is_where_the_speaker_lives():
+    profiles = _one_batch([("Nadia", "We'll do video calls. And you have to come visit me in Lisbon."),
+                           ("Omar", "Deal. I visited my aunt in Porto last year."),
+                           ("Nadia", "Come and see us in Braga too!")])
+    assert {("lives_in", "Lisbon"), ("lives_in", "Braga")} <= set(_rels(profiles["Nadia"]))
+    assert not [r for r in _rels(profiles["Omar"]) if r[0] == "lives_in"]

@@ -1773,9 +1773,23 @@ def _workmates(book: ProfileBook, doc, speaker: Entity, other: str | None, sourc
                 book.relation(mate, "colleague_of", owner.name, reply)
 
 
+def _visit_me_in(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
+    """"You have to come visit me in Seattle", "Come and see us in Leeds": where the speaker lives."""
+    for tok in doc:
+        if tok.lemma_.lower() not in ("visit", "see") or any(c.dep_ == "neg" for c in tok.children) or \
+                not any(c.dep_ == "dobj" and c.lower_ in ("me", "us") for c in tok.children):
+            continue
+        for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ == "in"):
+            # a town NER takes for a person ("Braga") still counts; "in June" does not
+            pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.ent_type_ not in ("DATE", "TIME")), None)
+            if pobj is not None:
+                _relate(book, speaker, "lives_in", pobj, source_id)
+
+
 def _read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """Relations and attributes from every pattern of a parsed utterance."""
     _visitor_homes(book, doc, speaker, other, source_id)
+    _visit_me_in(book, doc, speaker, source_id)
     _workmates(book, doc, speaker, other, source_id)
     _club_sessions(book, doc, speaker, source_id)
     _staying_with(book, doc, source_id)
