@@ -469,10 +469,7 @@ def test_cli_llm_options_reach_the_requests(tmp_path, scripted_openai, monkeypat
     from gravity_engine.cli import app
 
     for var in ("GRAVITY_LLM_JSON_MODE", "GRAVITY_LLM_CONCURRENCY", "GRAVITY_LLM_TIMEOUT", "GRAVITY_LLM_GGUF"):
-        # the options set them for the process: setenv first, so that the teardown removes what the CLI sets (a
-        # bare delenv of an unset variable records nothing, and json_object leaked into the local-model tests)
-        monkeypatch.setenv(var, "")
-        monkeypatch.delenv(var)
+        monkeypatch.delenv(var, raising=False)  # the options set them for the process; conftest restores them
     monkeypatch.setenv("GRAVITY_LLM_BASE_URL", scripted_openai.base_url)
     monkeypatch.setenv("GRAVITY_LLM_MODEL", "gravity-echo")
     monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)

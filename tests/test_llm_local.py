@@ -72,8 +72,6 @@ def test_cli_build_from_a_model_file(tmp_path, monkeypatch, fake_embedder, local
     monkeypatch.setenv("GRAVITY_LLM_GGUF", str(MODEL))
     monkeypatch.setenv("GRAVITY_LLM_MAX_TOKENS", "768")
     monkeypatch.setenv("GRAVITY_LLM_THREADS", "1")  # as the session's server (local_settings)
-    for var in ("GRAVITY_LLM_JSON_MODE", "GRAVITY_LLM_TIMEOUT", "GRAVITY_LLM_CONCURRENCY"):
-        monkeypatch.delenv(var, raising=False)  # the engine's defaults, whatever the shell or an earlier test set
     monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
     from gravity_engine.cli import app
     from gravity_engine.store import AnchorStore

@@ -189,6 +189,9 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation, lowercase: 
     # a word also written in lowercase is no name ("Nature is so soothing" beside "out in nature"): the pruning
     # below drops it, unless a pet relation made here kept it
     lowercase = lowercase_words(conversation) if lowercase is None else lowercase
+    # a question about a name asks after the listener's: the one other speaker, if there is just one
+    listener = {s: others[0] if len(others := [o for o in conversation.speakers if o != s]) == 1 else None
+                for s in conversation.speakers}
     for e in anchors.entities:
         if e.type in ("pet", "place", "event", "project") or e.name.lower() in speakers or " " in e.name or any(
                 a.key == "why" for a in e.attributes) or e.name.lower() in lowercase:
@@ -196,30 +199,29 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation, lowercase: 
         name = re.compile(rf"\b{re.escape(e.name)}\b")
         # "German Shepherds are loyal", "a German Shepherd like Toby": the first word of a longer name, never alone
         alone = re.compile(rf"\b{re.escape(e.name)}\b(?! [A-Z])")
-        if not any(alone.search(u.text) for u in utts):
-            continue
         parts = re.compile(rf"\b{re.escape(e.name)}['’]s {_PET_PARTS}")
         cued: list[str] = []
-        owned_part = False
+        owned_part = said_alone = False
         statements: dict[str, list[str]] = {}
         for k, u in enumerate(utts):
             if not name.search(u.text):
                 continue
+            said_alone = said_alone or bool(alone.search(u.text))
             owned_part = owned_part or bool(parts.search(u.text))
             nxt = utts[k + 1] if k + 1 < len(utts) and utts[k + 1].session_id == u.session_id else None
             if _PET_CUES.search(u.text) or (nxt is not None and _PET_CUES.search(nxt.text)):
                 cued.append(u.id)
             # who talks of it as theirs: a statement is the speaker's, a question about it ("How's Pickle's paw?")
             # asks after the listener's
-            others = [s for s in conversation.speakers if s != u.speaker]
             asked = any(name.search(sent) and sent.rstrip().endswith("?") for sent in _SENTENCES.split(u.text))
-            who = (others[0] if len(others) == 1 else None) if asked else u.speaker
+            who = listener.get(u.speaker) if asked else u.speaker
             if who is not None:
                 statements.setdefault(who, []).append(u.id)
         # A name NER or a pattern calls a person needs more: a partner's name near talk of the family dog
         # ("it was Ines's idea, we got a dog") is said beside pet words once or twice, a pet's name keeps coming back.
         # "How's Pickle's paw?": what only an animal has settles it, with any pet word said about the name
-        if len(cued) < (1 if owned_part else PERSON_PET_CUES if e.type == "person" else 2) or not statements:
+        if not said_alone or len(cued) < (1 if owned_part else PERSON_PET_CUES if e.type == "person" else 2) or \
+                not statements:
             continue
         ranked = sorted(statements.items(), key=lambda kv: -len(kv[1]))
         if len(ranked) > 1 and len(ranked[1][1]) >= len(ranked[0][1]):

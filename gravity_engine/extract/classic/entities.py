@@ -571,19 +571,28 @@ _KIN_PHRASE = re.compile(r"(?i)\b(?:your|my|his|her)\s+(?:(?:little|big|older|yo
                          + "|".join(sorted(map(re.escape, ROLE_PREDICATES), key=len, reverse=True)) + r")\b")
 
 
+def _question_before(book: ProfileBook):
+    """The turn just before the current one, when another speaker asked a question in it."""
+    k = book.utterance_index
+    if k == 0 or k >= len(book.batch.utterances):
+        return None
+    before, now = book.batch.utterances[k - 1], book.batch.utterances[k]
+    return before if before.speaker != now.speaker and "?" in before.text else None
+
+
 def _kin_asked_before(book: ProfileBook) -> str | None:
     """When the other speaker's turn just before asked after someone by kin ("How's your dad?"): that person's name
     if the batch knows it, else "" (someone unnamed); None when nothing was asked so."""
-    k = book.utterance_index
-    if k == 0 or k >= len(book.batch.utterances) or k - book.last_person_at <= 1:
+    before = _question_before(book)
+    if before is None or book.utterance_index - book.last_person_at <= 1:
         return None  # a name said in the question or since ("Alan? Since when do you call your dad Alan?") wins
-    before, now = book.batch.utterances[k - 1], book.batch.utterances[k]
-    found = _KIN_PHRASE.search(before.text) if before.speaker != now.speaker and "?" in before.text else None
+    found = _KIN_PHRASE.search(before.text)
     if found is None:
         return None
     role = ROLE_PREDICATES[found.group(1).lower()]
     whose = found.group(0).split()[0].lower()
-    owner = now.speaker if whose == "your" else before.speaker if whose == "my" else None
+    owner = book.batch.utterances[book.utterance_index].speaker if whose == "your" else \
+        before.speaker if whose == "my" else None
     known = [e.name for e in book.entities() if e.type == "person" and e.name not in book.speakers and any(
         r.predicate == role and r.target == owner for r in e.relations)]
     return known[0] if len(known) == 1 else ""
@@ -1490,11 +1499,9 @@ def _person_named(book: ProfileBook, tok, source_id: str) -> Entity | None:
 
 def _asked_person(book: ProfileBook) -> str | None:
     """The person the other speaker's question just before this turn named ("Where was Jordan before?")."""
-    k = book.utterance_index
-    if k == 0 or book.last_person_at != k - 1 or book.last_person in (None, *book.speakers):
+    if book.last_person_at != book.utterance_index - 1 or book.last_person in (None, *book.speakers):
         return None
-    before, now = book.batch.utterances[k - 1], book.batch.utterances[k]
-    return book.last_person if before.speaker != now.speaker and before.text.rstrip().endswith("?") else None
+    return book.last_person if _question_before(book) is not None else None
 
 
 def _employer_misfit(book: ProfileBook, target) -> bool:
