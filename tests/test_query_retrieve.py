@@ -99,3 +99,15 @@ def test_module_off_and_index_cached(store, fake_embedder):
 ], ids=["name-mid-sentence", "modal-at-start", "month-like-name"])
 def test_a_stopword_written_as_a_name_is_kept(question, expected):
     assert content_tokens(question) == expected
+
+
+def test_entities_named_in_full_outrank_partial_name_matches(store, fake_embedder):
+    # "support group" is two of the three words of "LGBTQ support group", and its cosine is the higher one
+    question = "Which support group did Caroline join?"
+    by_cosine = _select(store, fake_embedder, "entities", question, QueryConfig(K_E=1, sigma=0.0, named_first=False))
+    assert store.anchors.entities[by_cosine.kept[0]].name == "LGBTQ support group"
+    named = _select(store, fake_embedder, "entities", question, QueryConfig(K_E=1, sigma=0.0))
+    assert [store.anchors.entities[r].name for r in named.kept] == ["Caroline"]
+    assert named.status[1] == "beyond K"
+    strict = _select(store, fake_embedder, "entities", question, QueryConfig(K_E=1, sigma=0.5))
+    assert strict.kept == []  # named first, yet sigma still applies

@@ -34,6 +34,8 @@ class QueryConfig(BaseModel):
     K_V: int = Field(6, ge=0, description="event records kept")
     K_T: int = Field(2, ge=0, description="topic arcs kept")
     sigma: float = Field(0.25, ge=-1.0, le=1.0, description="minimum cosine similarity to keep an anchor")
+    named_first: bool = Field(True, description="entities the question names in full (name or alias) rank before "
+                                                "those matched by part of a name, whatever their cosine")
     rerank: bool = Field(True, description="False is the -rrk ablation: native-match order, no sigma cut")
     # Temporal preservation: up to R of the K_V event slots go to events whose dates match the query's (a
     # "when" question: to dated events above sigma). All of them by default: on LoCoMo (all ten, classic, equal

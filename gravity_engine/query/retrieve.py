@@ -28,6 +28,7 @@ STATUS_NAMES = (KEPT, TEMPORAL_SLOT, BELOW_SIGMA, BEYOND_K, MODULE_OFF)
 # Reasons are kept as small integer codes so that 10,000s of candidates cost no Python loop.
 REASON_NAMES = ("", "participant", "keyword", "participant+keyword", "label/keyword", "dense", "temporal match", "")
 DENSE, TEMPORAL, ENTITY_TEXT = 5, 6, 7
+FULL_NAME = 3.0  # native strength of an entity whose whole name or alias is in the question
 
 
 @dataclass
@@ -97,7 +98,7 @@ def _entity_native(index: AnchorIndex, qtokens: list[str], config: QueryConfig) 
         # A full name or alias scores 3; a partial one the share of its tokens present.
         ntok = ent.entry_ntok[hit_entries]
         hits = counts[hit_entries]
-        strength = np.where(hits >= ntok, 3.0, hits / ntok).astype(np.float32)
+        strength = np.where(hits >= ntok, FULL_NAME, hits / ntok).astype(np.float32)
         rows = ent.entry_entity[hit_entries]
         np.maximum.at(native, rows, strength)
         best = strength >= native[rows]
@@ -181,7 +182,10 @@ def select_module(module: str, store: AnchorStore, index: AnchorIndex, qvec: np.
             cos = np.where(np.isfinite(src), (1 - w) * cos + w * src, cos).astype(np.float32)
         if lexical is not None and len(cand):
             cos = (cos + lexical[cand]).astype(np.float32)
-        order = np.lexsort((cand, -cos))
+        # "Tom ... and Priya": both named, so both outrank "Chicago Marathon", matched by "marathon" alone
+        named = (native[cand] >= FULL_NAME) if module == "entities" and config.named_first else np.zeros(len(cand), bool)
+        named = named.astype(np.int8)
+        order = np.lexsort((cand, -cos, -named))
     else:
         cos = np.full(len(cand), np.nan, dtype=np.float32)
         order = np.lexsort((cand, -native[cand]))
