@@ -36,6 +36,11 @@ def test_when_questions_and_missing_reference():
     assert detect("When did Caroline go to the LGBTQ support group?", REF).asks_when
     assert detect("What year did they meet?", REF).asks_when
     assert not detect("Who is Oscar?", REF).asks_when
+    # a "when" that is one part of a question asks for a date too; a "when" clause inside does not
+    assert detect("Who approved the retrained encoder, and when?", REF).asks_when
+    assert detect("Where and when was the workshop held?", REF).asks_when
+    assert detect("When did Tom hurt his Achilles, and since when has he seen a physio?", REF).asks_when
+    assert not detect("What did Tom do when he lost?", REF).asks_when
     qt = detect("What did she do recently?", None)
     assert qt.spans == [] and qt.unresolved == ["recently"]
 

@@ -183,8 +183,9 @@ def select_module(module: str, store: AnchorStore, index: AnchorIndex, qvec: np.
         if lexical is not None and len(cand):
             cos = (cos + lexical[cand]).astype(np.float32)
         # "Tom ... and Priya": both named, so both outrank "Chicago Marathon", matched by "marathon" alone
-        named = (native[cand] >= FULL_NAME) if module == "entities" and config.named_first else np.zeros(len(cand), bool)
-        named = named.astype(np.int8)
+        named = np.zeros(len(cand), dtype=np.int8)
+        if module == "entities" and config.named_first:
+            named = (native[cand] >= FULL_NAME).astype(np.int8)
         order = np.lexsort((cand, -cos, -named))
     else:
         cos = np.full(len(cand), np.nan, dtype=np.float32)
