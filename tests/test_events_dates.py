@@ -138,7 +138,7 @@ def test_a_name_with_its_role_in_apposition_is_the_doer_when_the_verb_hangs_on_t
     events = _events("The new encoder beats the old one. Dr. Aisha Bello, our clinical advisor, signed off on it on "
                      "Friday.", when="2024-06-04T20:08")
     event = next(e for e in events if "signed off" in e.what)
-    assert (event.what, event.date_start) == ("Dr. Aisha Bello signed off on it on Friday", "2024-05-31")
+    assert (event.what, event.date_start) == ("Dr. Aisha Bello signed off on the new encoder on Friday", "2024-05-31")
 
 
 @pytest.mark.parametrize("text, what, start, end", [
@@ -152,3 +152,41 @@ def test_lets_is_a_plan_of_both_speakers(text, what, start, end):
     assert what in events, list(events)
     event = events[what]
     assert (event.date_start, event.date_end, event.participants) == (start, end, ["Nate", "Joanna"])
+
+
+@pytest.mark.parametrize("text, what", [
+    ("The retrained encoder finished last week and it beats the old one. Dr. Aisha Bello signed off on it on Friday.",
+     "Dr. Aisha Bello signed off on the retrained encoder on Friday"),
+    ("My old bike broke down on Monday. I fixed it yesterday.", "Nate fixed Nate's old bike yesterday"),
+    ("Caroline painted a sunset last week. She sold it on Saturday.", "She sold it on Saturday"),  # no thing before
+])
+def test_an_object_it_names_the_thing_it_stands_for(text, what):
+    assert what in [e.what for e in _events(text)]
+
+
+@pytest.mark.parametrize("text, words", [
+    ("The retrained encoder finished last week. Aisha signed off on it on Friday.", "The retrained encoder"),
+    ("My old bike broke down. I fixed it yesterday.", "My old bike"),
+    ("It was raining all day. I loved it.", None),  # a subject "it" is no thing
+    ("This is my latest painting. I finished it yesterday.", None),  # "this" names nothing
+    ("My sister called. I missed it.", None),  # a person is never "it"
+    ("The cake was great. My brother liked the frosting. We ate it.", None),  # two sentences back is too far
+])
+def test_what_an_object_it_stands_for(text, words):
+    from gravity_engine.extract.classic.grammar import it_antecedent
+
+    doc = parse([text])[0]
+    it = [t for t in doc if t.lower_ == "it"][-1]
+    found = it_antecedent(it)
+    assert (None if found is None else " ".join(t.text for t in found)) == words
+
+
+def test_a_question_event_carries_its_reply_or_is_no_event():
+    asked = "Notifications come out on May 24. Now tell me, how did the half marathon go on Sunday?"
+    events = _dialogue([("Ana", asked), ("Ben", "1:31:40, a personal best by almost two minutes! It poured.")],
+                       when="2024-05-07T21:12")
+    run = next(e for e in events if "half marathon" in e.what)
+    assert run.what == "How did the half marathon go on Sunday? Ben: 1:31:40, a personal best by almost two minutes!"
+    assert (run.source_ids, run.date_start) == (["D1:1", "D1:2"], "2024-05-05")
+    alone = _dialogue([("Ana", asked)], when="2024-05-07T21:12")  # nobody answered: a question says nothing
+    assert [e.what for e in alone] == ["Notifications come out on May 24"]

@@ -21,8 +21,8 @@ from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
 from ..base import Batch
 from .answers import parsed_statements
 from .entities import NOT_NAMES, _looks_like_name, canonical_name, clean_name
-from .grammar import (clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader, third_person,
-                      verb_tense)
+from .grammar import (clause_tokens, is_first_person, it_phrase, speaker_pronouns, subject_of, tense_reader,
+                      third_person, verb_tense)
 
 EVENTIVE = {
     "go", "visit", "start", "begin", "finish", "complete", "adopt", "get", "buy", "run", "sign", "join", "attend",
@@ -72,6 +72,36 @@ def _is_question(verb) -> bool:
     subj = subject_of(verb)
     return first is None or first.tag_ in ("WP", "WRB", "WDT", "MD") or first.pos_ == "AUX" or (
         subj is not None and subj.lower_ == "you") or verb.i > sent.end - 4
+
+
+def _asks(verb) -> bool:
+    """A question ``_is_question`` lets through: asked inside a sentence ("Now tell me, how did the half
+    marathon go?") or without its auxiliary ("Seen any good movies lately?")."""
+    sent = verb.sent
+    if not sent.text.rstrip().endswith("?"):
+        return False
+    subj = subject_of(verb)
+    return verb.i >= sent.end - 4 or any(c.i < verb.i and (c.tag_ in ("WRB", "WP", "WDT") or (
+        c.dep_ == "aux" and subj is not None and c.i < subj.i)) for c in verb.children) or verb.i == sent.start
+
+
+def _reply_to(batch: Batch, k: int, utt) -> object | None:
+    """The next turn when another speaker says it (the answer to a question of turn ``k``), else None."""
+    if utt.question_id is not None or k + 1 >= len(batch.utterances):
+        return None
+    nxt = batch.utterances[k + 1]
+    return nxt if nxt.speaker != utt.speaker else None
+
+
+MAX_REPLY_WORDS = 25
+
+
+def _opening(text: str) -> str:
+    """A reply's first sentence (two when the first is a mere "Yes!"), at most ``MAX_REPLY_WORDS`` words."""
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
+    said = sentences[0] if len(sentences[0].split()) > 2 or len(sentences) == 1 else " ".join(sentences[:2])
+    words = said.split()
+    return said if len(words) <= MAX_REPLY_WORDS else " ".join(words[:MAX_REPLY_WORDS]) + " ..."
 
 
 def _implicit_first_person(verb) -> bool:
@@ -292,6 +322,13 @@ def extract_events(batch: Batch, docs: list, answered: list | None = None) -> li
                 elif not ((subj.pos_ == "PROPN" or any(c.dep_ == "poss" and c.lower_ in ("my", "our")
                                                        for c in subj.children)) and lemma in EVENTIVE):
                     continue
+            reply = None
+            if _asks(verb):
+                # "Now tell me, how did the half marathon go on Sunday?": no event alone; with the reply
+                # ("1:31:40, a personal best!") it says what happened then
+                reply = _reply_to(batch, k, utt)
+                if reply is None:
+                    continue
             referent = named.referent(subj, k) if subj is not None else None
             forms = {subj.i: referent} if referent else None
             if lets:
@@ -317,6 +354,9 @@ def extract_events(batch: Batch, docs: list, answered: list | None = None) -> li
                 where=_where(tokens, verb), session_id=batch.session_id, session_date=batch.session_time,
                 source_ids=list(utt.source_ids),
             )
+            if reply is not None:
+                event.what = f"{what}? {reply.speaker}: {_opening(reply.text)}"
+                event.source_ids.append(reply.id)
             near = None if span is not None else _near_now(tokens, verb, tense, ref)
             if span is not None:
                 event.when_text = span.text
@@ -481,8 +521,12 @@ def _date_by_answers(batch: Batch, docs: list, events: list[Event], seen: set[st
 def _reworded(tokens, speaker: str, other: str | None, pronouns: dict[str, str],
               forms: dict[int, str] | None = None) -> str:
     """An event's text: the clause in the third person (``third_person``), chat fillers off its front,
-    capitalised."""
-    what = _FILLER.sub("", third_person(tokens, speaker, other, pronouns.get(speaker, "they"), forms)).strip()
+    capitalised; an object "it" takes the words it stands for (``it_antecedent``)."""
+    pronoun = pronouns.get(speaker, "they")
+    for tok in tokens:
+        if not (forms and tok.i in forms) and (phrase := it_phrase(tok, tokens, speaker, other, pronoun)):
+            forms = {**(forms or {}), tok.i: phrase}
+    what = _FILLER.sub("", third_person(tokens, speaker, other, pronoun, forms)).strip()
     return what[:1].upper() + what[1:]
 
 

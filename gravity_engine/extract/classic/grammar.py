@@ -7,6 +7,7 @@ Caroline becomes "Caroline went"), so an extracted field can still be checked ag
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 FIRST_PERSON = {"i", "we"}
 _SUBJECT_DEPS = {"nsubj", "nsubjpass", "expl"}
@@ -45,6 +46,57 @@ def is_first_person(token) -> bool:
 
 def has_own_subject(verb) -> bool:
     return any(c.dep_ in _SUBJECT_DEPS for c in verb.children)
+
+
+_THING_HEAD_POS = {"NOUN"}  # a name may be a person's that NER did not tag ("Caroline ... She sold it")
+_NOT_THINGS = {"PERSON", "DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
+
+
+@lru_cache(maxsize=1)
+def _people_nouns() -> frozenset[str]:
+    from .entities import KIN, PERSON_NOUNS  # entities reads this module
+
+    return frozenset(KIN | PERSON_NOUNS)
+
+
+def it_antecedent(tok) -> list | None:
+    """The words an object "it" stands for: the nearest noun subject before it in the same utterance
+    ("The retrained encoder finished last week ... Dr. Aisha Bello signed off on it on Friday": the retrained
+    encoder), as its determiner, modifiers and head; None when "it" is no object or nothing fits.
+
+    Only objects: a subject "it" is as often the weather or the situation ("it poured", "it was amazing")."""
+    if tok.lower_ != "it" or tok.dep_ not in ("dobj", "pobj"):
+        return None
+    sents = list(tok.doc.sents)
+    at = next(i for i, sent in enumerate(sents) if sent.start <= tok.i < sent.end)
+    start = sents[at - 1].start if at else sents[at].start  # its sentence and the one before
+    for cand in reversed(tok.doc[start:tok.i]):
+        if cand.dep_ not in ("nsubj", "nsubjpass") or cand.pos_ == "PRON" or cand.ent_type_ == "PERSON" \
+                or cand.lower_ in _people_nouns():
+            continue  # "I fixed it", "and it beats the old one", "My sister called": look further back
+        if cand.pos_ not in _THING_HEAD_POS or cand.ent_type_ in _NOT_THINGS:
+            return None
+        words = [t for t in cand.subtree if t.i <= cand.i and t.dep_ in ("det", "amod", "compound", "poss", "nummod")
+                 or t.i == cand.i]
+        if len(words) > 5 or words[0].i != min(t.i for t in cand.subtree if t.i <= cand.i):
+            return None  # a long or broken phrase reads worse than "it"
+        return words
+    return None
+
+
+def it_phrase(tok, clause, speaker: str, other: str | None, pronoun: str) -> str | None:
+    """What to write for an object "it" of ``clause`` (``it_antecedent``), in the clause's person: "Nate fixed
+    his old bike" when the speaker is the clause's subject and known to be "he", "Nate's old bike" otherwise."""
+    words = it_antecedent(tok)
+    if not words or any(w.i == t.i for w in words for t in clause):
+        return None
+    phrase = third_person(words, speaker, other, pronoun)
+    if words[0].pos_ == "DET":
+        phrase = phrase[:1].lower() + phrase[1:]
+    speaker_does = any(t.lower_ == "i" and t.dep_ in _SUBJECT_DEPS for t in clause)
+    if pronoun in ("she", "he") and phrase.startswith(f"{speaker}'s ") and speaker_does:
+        phrase = _PRONOUN_FORMS.get(pronoun, _PRONOUN_FORMS["they"])[0] + phrase[len(speaker) + 2:]
+    return phrase
 
 
 def clause_tokens(verb, max_tokens: int = 32) -> list:
