@@ -159,3 +159,34 @@ def test_cli_ask_answers_with_and_without_gravity_from_one_endpoint(tmp_path, fa
     requests = scripted_openai.chat_requests()
     assert len(requests) == 2 and {r["model"] for r in requests} == {"gravity-echo"}
     assert all(r.get("temperature") == 0 for r in requests)
+
+
+@pytest.mark.parametrize("question, parts", [
+    ("In which country will Tom run, and in which state does Priya live?",
+     ["In which country will Tom run", "in which state does Priya live"]),
+    ("What is the name of Tom's dog, and how old was he?", ["What is the name of Tom's dog", "how old was he"]),
+    ("When did Tom hurt his Achilles, and since when has he seen a physio?",
+     ["When did Tom hurt his Achilles", "since when has he seen a physio"]),
+    ("What was the title of her talk and who were her co-authors?", ["What was the title of her talk",
+                                                                      "who were her co-authors"]),
+    ("Who approved the encoder, and when?", []),  # "when" alone is too short to match on
+    ("What does Melanie do when she feels stressed?", []),  # a clause, not a second question
+    ("What do Melanie and Caroline both like?", []),
+])
+def test_question_parts(question, parts):
+    from gravity_engine.query.text import question_parts
+
+    assert question_parts(question) == parts
+
+
+def test_a_line_scores_its_best_cosine_with_the_question_or_one_of_its_parts(store, fake_embedder):
+    from gravity_engine.query import GravityQuery
+
+    question = "What does Caroline like, and what did Melanie paint?"
+    whole = GravityQuery(store, fake_embedder, QueryConfig(question_parts=False, sigma=-1.0)).run(question)
+    split = GravityQuery(store, fake_embedder, QueryConfig(sigma=-1.0)).run(question)
+    before = {(s.line.anchor_id, s.line.field): s.score for s in whole.lines.lines}
+    after = {(s.line.anchor_id, s.line.field): s.score for s in split.lines.lines}
+    assert after.keys() == before.keys()
+    assert all(after[k] >= before[k] - 1e-6 for k in after)
+    assert any(after[k] > before[k] + 1e-3 for k in after)

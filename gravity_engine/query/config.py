@@ -72,6 +72,8 @@ class QueryConfig(BaseModel):
     packing: Literal["lines", "anchors"] = Field("lines", description="spend the anchor budget line by line, best "
                                                                       "first across modules, or on whole anchors")
     anchor_budget: int | None = Field(400, ge=0, description="most tokens the anchor blocks take (None: K limits only)")
+    question_parts: bool = Field(True, description="a question asking two things ('..., and in which state does "
+                                 "Priya live?'): each line scores its best cosine with the question or one part")
     line_sigma: float = Field(0.25, ge=-1.0, le=1.0, description="minimum cosine of a line with the question")
     # A speaker's profile holds 100-200 lines whose cosines with a question lie close together; the covering
     # line ranked 14th-160th in 21 single-hop misses. Measured on LoCoMo (all ten, classic, equal budget; 0.1-1.5

@@ -71,7 +71,10 @@ def score_lines(selected: dict[str, list], store, embedder, qvec: np.ndarray | N
             if rows is None or not len(rows):
                 continue
             vecs = matrix[rows]
-            scores = vecs @ qvec if aware else np.full(len(rows), np.nan, dtype=np.float32)
+            if not aware:
+                scores = np.full(len(rows), np.nan, dtype=np.float32)
+            else:  # a question of several parts: a line's best cosine with the whole or one part
+                scores = vecs @ qvec if qvec.ndim == 1 else (vecs @ qvec.T).max(axis=1)
             if aware and lexical is not None:
                 scores = scores + lexical[rows]
             for line, vec, s in zip((table.lines[r] for r in rows), vecs, scores.tolist()):

@@ -30,7 +30,7 @@ from .pack import LineSelection, pack_lines, score_lines
 from .session import Budget, HostSession, QuestionRun, memory_key, run_question
 from .retrieve import STATUS_NAMES, TEMPORAL_SLOT, ModuleSelection, select_module
 from .summaries import pick_summaries, store_summaries, summaries_kind, write_model_summaries
-from .text import content_tokens, stems
+from .text import content_tokens, question_parts, stems
 from .trace import (AnswerTrace, BlockTrace, CandidateTrace, ExpansionTrace, HostSearchTrace, LineTrace, MemoryTrace,
                     MergedMemory, ModuleTrace, PromptTrace, QueryTrace)
 
@@ -125,10 +125,13 @@ class GravityQuery:
             return result
         t0 = t()
         phrases = [phrase for _, phrase in qtime.event_refs] if "events" in config.modules else []
-        if qvec is None or phrases:
-            vectors = self.embedder.encode([question, *phrases])
+        parts = question_parts(question) if config.question_parts else []
+        part_vecs = None
+        if qvec is None or phrases or parts:
+            vectors = self.embedder.encode([question, *phrases, *parts])
             qvec = vectors[0] if qvec is None else qvec
-            phrase_vecs = vectors[1:]
+            phrase_vecs = vectors[1:1 + len(phrases)]
+            part_vecs = vectors[1 + len(phrases):] if parts else None
         timings["embed"] = (t() - t0) * 1000
         result.qvec = qvec
         if phrases:
@@ -157,7 +160,7 @@ class GravityQuery:
             result.selected[module] = [rows[r] for r in sel.kept]
         timings["retrieve"] = (t() - t0) * 1000
         t0 = t()
-        result.lines = self._score_lines(result, qvec, config)
+        result.lines = self._score_lines(result, qvec if part_vecs is None else np.vstack([qvec, part_vecs]), config)
         result.context = pack_lines(result.lines, config, budget, self.count)
         timings["inject"] = (t() - t0) * 1000
         t0 = t()
@@ -233,6 +236,7 @@ class GravityQuery:
         return (config.line_lexical * score / total).astype(np.float32)
 
     def _score_lines(self, result: GravityResult, qvec: np.ndarray, config: QueryConfig) -> LineSelection:
+        """``qvec``: the question's vector, or a matrix of it and its parts' (``question_parts``)."""
         event_scores: dict[str, float] = {}
         pinned: set[str] = set()
         sel = result.modules.get("events")

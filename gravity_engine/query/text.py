@@ -21,6 +21,20 @@ go went going gone make made say said tell told think thought know knew want wan
 """.split())
 
 
+# "X, and which Y?" / "X; what Y?": a question asking two things; each part is matched on its own as well.
+_PART_BREAK = re.compile(r"(?:,\s*(?:and\s+|but\s+)?|\s+(?:and|but)\s+)(?=(?:in |on |at |for |from |with |of |since )?"
+                         r"(?:which|what|who|whom|whose|where|when|why|how)\b)|[;?]\s+", re.I)
+MIN_PART_WORDS = 3
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts of a question that asks two or more things ("In which country will Tom run, and in which state
+    does Priya live?"), each of at least ``MIN_PART_WORDS`` words; [] for a question asking one thing."""
+    parts = [p.strip(" ,;?") for p in _PART_BREAK.split(question.strip())]
+    parts = [p for p in parts if len(p.split()) >= MIN_PART_WORDS]
+    return parts if len(parts) >= 2 else []
+
+
 def normalize_token(token: str) -> str:
     """Lowercase, drop a possessive and a plain plural 's' so 'groups'/'group' and "Caroline's"/'Caroline' meet."""
     token = token.lower()
