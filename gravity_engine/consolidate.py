@@ -158,7 +158,33 @@ def _first_name_merges(entities: list[Entity], speakers: list[str]) -> list[Enti
         record_merge(target, e, reason)
         removed.add(id(e))
     kept = [e for e in entities if id(e) not in removed]
-    return _kin_name_merges(kept)
+    return _kin_name_merges(_short_org_merges(kept, speaker_keys))
+
+
+KNOWN_TOWN = 100_000
+
+
+def _short_org_merges(entities: list[Entity], speaker_keys: set[str]) -> list[Entity]:
+    """Merge a name of several words into the one organisation whose name starts with it ("Cedar Valley" ->
+    "Cedar Valley Clinic", "St. Aurelia" -> "St. Aurelia Hospital"), unless the short name is a region or a
+    town of at least ``KNOWN_TOWN`` people ("Cardiff" of "Cardiff University" is the city; a Cedar Valley of
+    8,000 in Canada is not what a chat about Cedar Valley Clinic means)."""
+    from .places import candidates
+
+    orgs = [e for e in entities if e.type == "organization"]
+    removed: set[int] = set()
+    for e in entities:
+        words = name_key(e.name).split()
+        if len(words) < 2 or e.type in ("person", "organization") or name_key(e.name) in speaker_keys:
+            continue
+        longer = [x for x in orgs if len(name_key(x.name).split()) > len(words)
+                  and name_key(x.name).split()[:len(words)] == words]
+        if len(longer) != 1 or (e.type == "place" and any(
+                p.kind != "city" or p.population >= KNOWN_TOWN for p in candidates(e.name))):
+            continue
+        record_merge(longer[0], e, "short form of a longer name")
+        removed.add(id(e))
+    return [e for e in entities if id(e) not in removed]
 
 
 KIN_NAMES = {"mum", "mom", "mam", "mama", "dad", "papa", "grandma", "grandpa", "granny", "gran", "nan", "nana",

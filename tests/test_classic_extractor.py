@@ -491,6 +491,21 @@ def test_short_and_kin_names_merge_into_the_full_profile():
     assert "Mum" in merged["Margit"].aliases and len(merged["Margit"].relations) == 2
 
 
+def test_a_short_form_of_several_words_merges_into_its_organisation_but_a_city_stays():
+    from gravity_engine.anchors import Entity
+    from gravity_engine.consolidate import consolidate_entities
+
+    groups = [[Entity(id="a", name="Cedar Valley Clinic", type="organization"),
+               Entity(id="b", name="St. Aurelia Hospital", type="organization"),
+               Entity(id="c", name="Cardiff University", type="organization")],
+              [Entity(id="d", name="Cedar Valley", type="place"), Entity(id="e", name="St. Aurelia", type="other"),
+               Entity(id="f", name="Cardiff", type="place"), Entity(id="g", name="Cedar Valley Clinic", type="place")]]
+    merged = {e.name: e for e in consolidate_entities(groups, ["Priya", "Tom"])}
+    assert set(merged) == {"Cedar Valley Clinic", "St. Aurelia Hospital", "Cardiff University", "Cardiff"}
+    assert merged["Cedar Valley Clinic"].aliases == ["Cedar Valley"]
+    assert merged["St. Aurelia Hospital"].aliases == ["St. Aurelia"]
+
+
 @pytest.mark.parametrize("said, when_text, start, end", [
     ("I fly out on 3 June and come back on 10 June.", "10 June", "2024-06-10", "2024-06-10"),
     ("Two weeks ago I adopted a kitten.", "Two weeks ago", "2023-08-29", "2023-08-29"),

@@ -439,3 +439,29 @@ def test_come_visit_me_in_a_place_is_where_the_speaker_lives():
                            ("Nadia", "Come and see us in Braga too!")])
     assert {("lives_in", "Lisbon"), ("lives_in", "Braga")} <= set(_rels(profiles["Nadia"]))
     assert not [r for r in _rels(profiles["Omar"]) if r[0] == "lives_in"]
+
+
+@pytest.mark.parametrize("lines, subject, predicate, target", [
+    ([("Priya", "Marco Silva, a data engineer on my team, is building the ingestion pipeline.")],
+     "Marco Silva", "colleague_of", "Priya"),
+    ([("Priya", "Rachel Kim from our legal team reviewed the agreement yesterday.")], "Rachel Kim", "colleague_of",
+     "Priya"),
+    ([("Priya", "Sent. Also, I signed a lease in Ballard! I move on May 18.")], "Priya", "lives_in", "Ballard"),
+])
+def test_relation_patterns_round_nine(lines, subject, predicate, target):
+    profiles = _one_batch(lines)
+    assert (predicate, target) in _rels(profiles[subject])
+
+
+@pytest.mark.parametrize("lines, name", [
+    ([("Tom", "We might sign a lease in Leeds next year.")], "Tom"),  # a maybe is no home
+    ([("Priya", "Rachel Kim from Legal called.")], "Rachel Kim"),  # no "my/our" team: whose colleague?
+])
+def test_no_relation_from_a_maybe_or_an_unowned_team(lines, name):
+    profiles = _one_batch(lines)
+    assert not profiles[name].relations
+
+
+def test_a_name_along_the_river_is_a_place():
+    profiles = _one_batch([("Tom", "I did 18 miles on Saturday along the Charles with my running club.")])
+    assert profiles["Charles"].type == "place"

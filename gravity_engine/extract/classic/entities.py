@@ -630,7 +630,10 @@ def _place_types(book: ProfileBook, doc, source_id: str) -> None:
             continue
         root = ent.root
         prep = root.head
-        if root.dep_ != "pobj" or prep.lower_ not in ("in", "to", "from", "near", "around") or prep.head.i == prep.i:
+        along = root.dep_ == "pobj" and prep.lower_ in ("along", "across") and ent.start > 0 and \
+            doc[ent.start - 1].lower_ == "the"  # "18 miles along the Charles", "across the Tamar": a river
+        if not along and (root.dep_ != "pobj" or prep.lower_ not in ("in", "to", "from", "near", "around")
+                          or prep.head.i == prep.i):
             continue
         verb = prep.head
         if verb.lower_ == "next":
@@ -638,7 +641,9 @@ def _place_types(book: ProfileBook, doc, source_id: str) -> None:
         away = verb.lower_ in ("away", "back", "over", "out", "off", "home")
         if verb.pos_ == "ADV" and verb.head.i != verb.i:  # "back from", "over in", "down to"
             verb = verb.head
-        if away and prep.lower_ in ("in", "to", "from"):
+        if along:
+            verb = prep
+        elif away and prep.lower_ in ("in", "to", "from"):
             pass  # "Ines is away in Grenoble", "she's off to Porto": where a person is
         elif verb.pos_ == "NOUN" and prep.lower_ in ("in", "near") and ent.label_ == "PERSON":
             pass  # "the new branch in Penarth", "a flat near Totterdown"
@@ -1190,6 +1195,7 @@ _BUILD_VERBS = {"build", "develop", "design", "launch", "lead", "run", "create",
 _JOB_NOUNS = {"job", "work", "internship", "position", "role", "office", "shift", "placement", "notice", "contract",
               "probation", "team", "department", "desk", "colleague", "colleagues"}
 _TAKE_JOB_VERBS = {"get", "land", "accept", "take", "start", "begin", "love", "hate", "keep", "quit", "leave"}
+_LEASE_NOUNS = {"lease", "tenancy", "mortgage"}
 _HOME_NOUNS = {"flat", "house", "home", "apartment", "place", "street", "neighbourhood", "neighborhood", "move",
                "bungalow", "cottage", "garden", "allotment"}
 
@@ -1431,7 +1437,8 @@ def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> No
     """"at my job at Northwind", "my new position at Globex": works_at without a work verb."""
     for tok in doc:
         lemma = tok.lemma_.lower()
-        if lemma not in _JOB_NOUNS and lemma not in _HOME_NOUNS and tok.lower_ not in ("here", "home") and \
+        if lemma not in _JOB_NOUNS and lemma not in _HOME_NOUNS and lemma not in _LEASE_NOUNS and \
+                tok.lower_ not in ("here", "home") and \
                 tok.pos_ != "PROPN":
             continue
         if tok.sent.text.rstrip().endswith("?"):
@@ -1446,6 +1453,12 @@ def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> No
             for prep in [c for c in tok.children if c.dep_ == "prep" and c.lower_ in ("at", "with", "for")] + verb_preps:
                 _relate(book, speaker, "works_at", next((g for g in prep.children if g.dep_ == "pobj"), None),
                         source_id)
+        # "I signed a lease in Ballard": where the speaker lives now
+        if lemma in _LEASE_NOUNS and tok.dep_ == "dobj" and is_first_person(subject_of(tok.head)) and not any(
+                c.dep_ == "neg" for c in tok.head.children) and not _hedged(tok.head):
+            for prep in (c for c in [*tok.children, *tok.head.children] if c.dep_ == "prep" and c.lower_ in ("in", "on")
+                         and c.i > tok.i):
+                _relate(book, speaker, "lives_in", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
         # "our flat in Bristol", "Mum's house in Harrogate", "the move to Bristol"
         if lemma in _HOME_NOUNS:
             owner = _possessor(book, tok, speaker, None, source_id) if any(c.dep_ == "poss" for c in tok.children) \
@@ -1753,14 +1766,24 @@ def _project_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity,
         book.relation(speaker, "works_on", project.name, source_id)
 
 
+def _workplace_of(tok):
+    """The workplace noun said with a name: "Priya from your work", "Rachel Kim from our legal team reviewed
+    it" (the parser hangs "from" on the verb right after the name), "Marco Silva, a data engineer on my team"."""
+    preps = [c for c in tok.children if c.dep_ == "prep" and c.lower_ == "from"]
+    if tok.dep_ in ("nsubj", "nsubjpass"):
+        preps += [c for c in tok.head.children if c.dep_ == "prep" and c.lower_ == "from" and c.i == tok.i + 1]
+    preps += [p for a in tok.children if a.dep_ == "appos" and a.pos_ == "NOUN"
+              for p in a.children if p.dep_ == "prep" and p.lower_ in ("on", "in", "from")]
+    return next((g for p in preps for g in p.children if g.dep_ == "pobj" and g.lemma_ in _WORKPLACE_NOUNS), None)
+
+
 def _workmates(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
-    """"Priya from your work?" (unless the answer says no), "Tom from my office says hi": a colleague."""
+    """"Priya from your work?" (unless the answer says no), "Tom from my office says hi", "Rachel Kim from our
+    legal team", "Marco Silva, a data engineer on my team": a colleague."""
     for tok in doc:
         if tok.pos_ != "PROPN" or tok.ent_type_ not in ("PERSON", ""):
             continue
-        prep = next((c for c in tok.children if c.dep_ == "prep" and c.lower_ == "from"), None)
-        place = next((g for g in prep.children if g.dep_ == "pobj" and g.lemma_ in _WORKPLACE_NOUNS), None) \
-            if prep is not None else None
+        place = _workplace_of(tok)
         if place is None:
             continue
         reply = _confirmed(book) if tok.sent.text.rstrip().endswith("?") else None
