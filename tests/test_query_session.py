@@ -104,3 +104,50 @@ def test_paper_variant_is_the_methods_literal_reading():
     rrk = get_variant("-rrk")
     changed = {k for k, v in rrk.model_dump().items() if v != full.model_dump()[k]}
     assert changed == {"variant", "rerank"}  # -rrk changes exactly one thing
+
+
+def _people():
+    from gravity_engine.anchors import AnchorSet, Entity
+
+    return AnchorSet(conversation_id="names", entities=[
+        Entity(id="p", name="Priya", type="person"),
+        Entity(id="l", name="Lena Ortiz", type="person", aliases=["Lena"]),
+        Entity(id="m", name="Marco Silva", type="person", aliases=["Marco", "Silva"]),
+        Entity(id="a1", name="Anna Berg", type="person", aliases=["Anna"]),
+        Entity(id="a2", name="Anna Kowalski", type="person", aliases=["Anna"]),
+        Entity(id="k", name="Kenji Watanabe", type="person"),  # never called "Kenji" on his own
+        Entity(id="c", name="Cedar Valley Clinic", type="organization", aliases=["Cedar"]),
+    ])
+
+
+def test_full_names_of_the_first_names_a_context_uses():
+    from gravity_engine.query.names import FullNames, render
+
+    names = FullNames(_people(), ["Priya", "Tom"])
+    text = "Priya: Lena and Marco are co-authors. Anna came too. Kenji trained it at Cedar."
+    assert names.used_in(text) == [("Lena", "Lena Ortiz"), ("Marco", "Marco Silva")]
+    assert names.used_in("Lena Ortiz said Lena was late; Marcos called.") == []  # written in full; no whole word
+    assert render(names.used_in(text)) == "## Full Names\n- Lena: Lena Ortiz\n- Marco: Marco Silva"
+
+
+def test_full_names_take_their_room_from_the_memories_under_an_equal_budget():
+    from types import SimpleNamespace
+
+    from gravity_engine.query.inject import InjectedContext, count_tokens
+    from gravity_engine.query.names import FullNames
+    from gravity_engine.query.session import ContextPack, _add_full_names
+
+    lines = ["Priya: Lena and Marco are co-authors.", "Tom: Great!", "Priya: Thanks."]
+    pack = ContextPack(memories=[_m(f"D1:{i}") for i in range(3)], memory_lines=list(lines),
+                       memory_tokens=sum(count_tokens(x) + 1 for x in lines), anchors=InjectedContext())
+    gq = SimpleNamespace(full_names=FullNames(_people(), ["Priya", "Tom"]))
+    total = pack.tokens + 2
+    _add_full_names(gq, pack, Budget(total=total))
+    assert "- Marco: Marco Silva" in pack.lines()
+    assert pack.tokens <= total  # the last memories made room
+    assert pack.memory_lines == lines[: len(pack.memory_lines)] and len(pack.memory_lines) < 3
+    assert len(pack.memories) == len(pack.memory_lines)
+    assert pack.memory_tokens == sum(count_tokens(x) + 1 for x in pack.memory_lines)
+    on_top = ContextPack(memories=[_m("D1:0")], memory_lines=lines[:1], memory_tokens=count_tokens(lines[0]) + 1)
+    _add_full_names(gq, on_top, Budget(total=on_top.tokens, additive=True))
+    assert on_top.memory_lines == lines[:1] and on_top.anchors.total_tokens > 0  # additive: names on top

@@ -312,9 +312,9 @@ class Runner:
             question_date=q.question_date, abstention=abstention, host=s.host, variant=config.variant,
             evidence_recall=_recall(q.evidence, memories), evidence_recall_host=_recall(q.evidence, result.host_memories),
             answer_covered=covers(gold, _norm_text(lines)) if gold and not abstention else None,
-            temporal_grounded=grounded, n_expansions=len(g.expansions), injected_tokens=g.context.total_tokens,
+            temporal_grounded=grounded, n_expansions=len(g.expansions), injected_tokens=pack.anchors.total_tokens,
             prompt_tokens=result.trace.prompt_with.tokens if result.trace.prompt_with else 0,
-            injected_anchor_ids=g.context.anchor_ids, injected_context=g.context.text,
+            injected_anchor_ids=pack.anchors.anchor_ids, injected_context=pack.anchors.text,
             timings_ms={"query": round((time.perf_counter() - t0) * 1000, 3)},
         )
         return _Job(item, config, messages, row)

@@ -88,6 +88,8 @@ class QueryConfig(BaseModel):
     # single-hop +4.4 -> +5.2, multi-hop +8.5 -> +8.9, temporal +51.1 -> +50.8, overall +14.7 -> +15.2.
     line_redundancy: float | None = Field(0.8, ge=-1.0, le=1.0, description="skip a line whose cosine with a "
                                           "line already packed is at least this (None: no check)")
+    full_names: bool = Field(True, description="add the full names of the people the context calls by a short "
+                             "name only ('Lena: Lena Ortiz'); under an equal budget the last memories make room")
     # Query expansion (method: budget 9, round-robin topic -> entity -> event, stop when a module runs dry).
     expand: bool = True
     expansion_budget: int = Field(9, ge=0)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-BLOCK_TITLES = {"topics": "Topic Summaries", "entities": "Entity Profiles", "events": "Event Records"}
+BLOCK_TITLES = {"topics": "Topic Summaries", "entities": "Entity Profiles", "events": "Event Records",
+                "names": "Full Names"}
 BLOCK_ORDER = ("topics", "entities", "events")
 
 
@@ -36,7 +37,7 @@ class InjectedContext:
 
     @property
     def text(self) -> str:
-        return "\n\n".join(self.blocks[m] for m in (*BLOCK_ORDER, "summaries") if self.blocks.get(m))
+        return "\n\n".join(self.blocks[m] for m in (*BLOCK_ORDER, "summaries", "names") if self.blocks.get(m))
 
     @property
     def total_tokens(self) -> int:

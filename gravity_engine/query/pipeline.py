@@ -30,6 +30,7 @@ from .pack import LineSelection, pack_lines, score_lines
 from .session import Budget, HostSession, QuestionRun, memory_key, run_question
 from .retrieve import STATUS_NAMES, TEMPORAL_SLOT, ModuleSelection, select_module
 from .summaries import pick_summaries, store_summaries, summaries_kind, write_model_summaries
+from .names import FullNames
 from .text import content_tokens, question_parts, stems
 from .trace import (AnswerTrace, BlockTrace, CandidateTrace, ExpansionTrace, HostSearchTrace, LineTrace, MemoryTrace,
                     MergedMemory, ModuleTrace, PromptTrace, QueryTrace)
@@ -94,6 +95,15 @@ class GravityQuery:
         self._stems: Postings | None = None  # the events' word stems, for questions about time
         self._line_stems: tuple = (None, None)  # (line table, its lines' word stems): built on first use
         self._event_lines: tuple = (None, None)  # (line table, its event rows): built on the first question about time
+        self._full_names: FullNames | None = None
+
+    @property
+    def full_names(self) -> FullNames:
+        """The store's people by full name and short names (``names.py``), built on first use."""
+        if self._full_names is None:
+            conv = self.store.conversation
+            self._full_names = FullNames(self.store.anchors, list(conv.speakers) if conv is not None else None)
+        return self._full_names
 
     def reference(self, question_date: str | date | None = None) -> date | None:
         if question_date:
@@ -358,7 +368,8 @@ def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str
     g = run.gravity
     qdate = str(question_date) if question_date else None
     without = answer_messages(question, run.without.memory_lines, None, qdate)
-    with_ = answer_messages(question, run.with_.memory_lines, g.context, qdate) if config.mode != Mode.none else without
+    injected = run.with_.anchors  # the anchor blocks, and the full names the context needed
+    with_ = answer_messages(question, run.with_.memory_lines, injected, qdate) if config.mode != Mode.none else without
     answers = AnswerTrace()
     llm_ms = 0.0
     if llm is not None:
@@ -382,8 +393,8 @@ def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str
         host_results=searches,
         merged=[MergedMemory(**_memory_traces([m])[0].model_dump() | {"rank": i + 1}, rrf=round(sc, 6), from_lists=o)
                 for i, (m, sc, o) in enumerate(run.fused)],
-        blocks=[_block_trace(m, g.context, g.summaries) for m in g.context.blocks],
-        injected_tokens=g.context.total_tokens,
+        blocks=[_block_trace(m, injected, g.summaries) for m in injected.blocks],
+        injected_tokens=injected.total_tokens,
         pushed_out=_pushed_out(run, k),
         prompt_without=_prompt_trace(without), prompt_with=_prompt_trace(with_),
         answers=answers, timings_ms={key: round(v, 3) for key, v in timings.items()},

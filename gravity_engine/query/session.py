@@ -21,7 +21,7 @@ Budgets (``Budget``):
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -30,6 +30,8 @@ from ..hosts.base import Host, Memory
 from ..hosts.dense import ingest_with_vectors
 from .config import Mode, QueryConfig
 from .inject import InjectedContext, count_tokens
+from .names import BLOCK as NAMES
+from .names import render as render_names
 
 
 def memory_key(m: Memory) -> tuple:
@@ -200,6 +202,22 @@ def _fill(session: HostSession, memories: list[Memory], budget: int | None, cach
     return pack
 
 
+def _add_full_names(gq, pack: ContextPack, budget: Budget) -> None:
+    """The full names of the people the context calls by first name only (``names.py``); under an equal
+    budget the last memories make room for them."""
+    text = "\n".join(pack.memory_lines) + "\n" + pack.anchors.text
+    block = render_names(gq.full_names.used_in(text))
+    if not block:
+        return
+    anchors = replace(pack.anchors, blocks={**pack.anchors.blocks, NAMES: block},
+                      tokens={**pack.anchors.tokens, NAMES: count_tokens(block)})
+    pack.anchors = anchors
+    if budget.total is not None and not budget.additive:
+        while pack.memories and pack.tokens > budget.total:
+            pack.memories.pop()
+            pack.memory_tokens -= count_tokens(pack.memory_lines.pop()) + 1  # as _fill counts a line
+
+
 def run_question(gq, session: HostSession, question: str, question_date=None, config: QueryConfig | None = None,
                  k: int | None = None, budget: Budget | None = None, line_cache: dict | None = None,
                  qvec: np.ndarray | None = None) -> QuestionRun:
@@ -249,6 +267,8 @@ def run_question(gq, session: HostSession, question: str, question_date=None, co
             room = budget.total - anchors.total_tokens
         with_ = _fill(session, merged, room, cache)
         with_.anchors = anchors
+        if config.full_names and config.mode == Mode.anchors:
+            _add_full_names(gq, with_, budget)
     timings.update(g.timings_ms)
     return QuestionRun(question=question, gravity=g, original=original, expanded=expanded, fused=fused,
                        without=without, with_=with_, timings_ms=timings)
