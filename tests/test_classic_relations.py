@@ -465,3 +465,41 @@ def test_no_relation_from_a_maybe_or_an_unowned_team(lines, name):
 def test_a_name_along_the_river_is_a_place():
     profiles = _one_batch([("Tom", "I did 18 miles on Saturday along the Charles with my running club.")])
     assert profiles["Charles"].type == "place"
+
+
+# Ways of saying where one lives, works and belongs that no earlier rule read (written for this round, not
+# taken from any gold conversation)
+@pytest.mark.parametrize("said, predicate, target", [
+    ("I'd be commuting from Bristol to London three days a week.", "lives_in", "Bristol"),
+    ("The commute from Reading is killing me.", "lives_in", "Reading"),
+    ("We just bought a house in Harrogate!", "lives_in", "Harrogate"),
+    ("We're renting a flat in Porto until the summer.", "lives_in", "Porto"),
+    ("My neighbours in Didsbury are lovely.", "lives_in", "Didsbury"),
+    ("Leeds is home now.", "lives_in", "Leeds"),
+    ("Been in Cardiff three years now and I love it.", "lives_in", "Cardiff"),
+    ("We live just outside Bath.", "lives_in", "Bath"),
+    ("Been at Lidl six months now.", "works_at", "Lidl"),
+    ("I got promoted at Deloitte last week!", "works_at", "Deloitte"),
+    ("I joined Northwind as a data analyst in May.", "works_at", "Northwind"),
+    ("I'm a nurse at St Mary's Hospital.", "works_at", "St Mary's Hospital"),
+    ("I run a small bakery called Crumb & Co.", "works_at", "Crumb & Co"),
+    ("We started a podcast called Low Tide.", "works_on", "Low Tide"),
+    ("I'm flat out finishing Harbourlight before the demo.", "works_on", "Harbourlight"),
+    ("I'm in my second year at Kirkgate Uni.", "studies_at", "Kirkgate Uni"),
+    ("I've signed up with the Yare Valley Harriers.", "member_of", "Yare Valley Harriers"),
+])
+def test_homes_jobs_and_clubs_said_in_passing(said, predicate, target):
+    profiles = _one_batch([("Ana", said), ("Ben", "Nice.")])
+    assert (predicate, target) in _rels(profiles["Ana"])
+
+
+@pytest.mark.parametrize("said", [
+    "I'd live in Paris if I could.", "We might buy a house in Harrogate.", "We're going to rent a flat in Porto.",
+    "We didn't buy the house in Harrogate in the end.", "Do you rent a flat in Porto?",
+    "My commute from Reading used to be awful.", "Tom's commute from Reading is long.",
+    "Been in Paris a week, flying home Sunday.", "Been at Glastonbury for three days!", "Leeds isn't home any more.",
+    "Big news: I signed with Eden Valley Flour on Friday.",
+])
+def test_no_home_job_or_club_from_plans_the_past_trips_or_deals(said):
+    profiles = _one_batch([("Ana", said), ("Ben", "Nice.")])
+    assert not [r for r in profiles["Ana"].relations if r.predicate in ("lives_in", "works_at", "member_of")]

@@ -98,13 +98,6 @@ _LIKE = {"love": "likes", "like": "likes", "enjoy": "likes", "adore": "likes", "
          "dislike": "dislikes", "detest": "dislikes"}
 _WISH = {"plan": "plans", "intend": "plans", "aim": "plans", "decide": "plans", "want": "wants", "hope": "wants",
          "wish": "wants"}
-_PLACE_VERBS = {("live", "in"): "lives_in", ("move", "to"): "moved_to", ("move", "from"): "moved_from",
-                ("work", "at"): "works_at", ("work", "for"): "works_at", ("work", "as"): "occupation",
-                ("work", "on"): "working_on", ("volunteer", "at"): "volunteers_at",
-                ("volunteer", "with"): "volunteers_at", ("study", "at"): "studies_at", ("major", "in"): "studies",
-                ("be", "from"): "from", ("grow", "in"): "grew_up_in", ("go", "to"): None}
-_RELATION_KEYS = {"lives_in", "moved_to", "moved_from", "works_at", "volunteers_at", "studies_at", "from",
-                  "grew_up_in"}
 _VAGUE_OBJECTS = {"it", "that", "this", "them", "those", "these", "you", "one", "all", "everything", "something",
                   "so", "lot", "much", "idea", "way", "sound"}
 _NOT_IDENTITY = {"bit", "lot", "little", "kind", "sort", "fan", "thing", "one", "way", "part", "mess", "wreck"}
@@ -449,6 +442,10 @@ def _full_name(token) -> str:
     while hi + 1 < token.sent.end and part(doc[hi + 1]) and (doc[hi + 1].head.i == token.i or doc[hi].head.i == hi + 1
                                                              or doc[hi + 1].dep_ in ("compound", "flat")):
         hi += 1
+    # "St Mary's Hospital": the saint's name and its possessive belong to the name
+    if lo - 3 >= token.sent.start and doc[lo - 1].lower_ in ("'s", "’s") and \
+            _SAINT_HOUSE.fullmatch(span_text(list(doc[lo - 3:lo]))):
+        lo -= 3
     while hi + 2 < token.sent.end and doc[hi + 1].text == "&" and part(doc[hi + 2]):
         hi += 2  # "Pellow & Garth": one firm
     # "University of Calderbrook", "Bank of America": "of" + a capitalised name inside an organisation
@@ -1168,7 +1165,12 @@ _PLACE_VERBS = {("live", "in"): "lives_in", ("move", "to"): "lives_in", ("move",
                 ("row", "for"): "member_of", ("run", "with"): "member_of", ("climb", "at"): "member_of",
                 ("train", "at"): "member_of", ("teach", "at"): "works_at", ("lecture", "at"): "works_at",
                 ("research", "at"): "studies_at", ("live", "near"): "lives_in", ("stay", "in"): None,
-                ("cover", "at"): "works_at"}  # "I'm covering at Bellhouse till 2": a shift
+                ("cover", "at"): "works_at",  # "I'm covering at Bellhouse till 2": a shift
+                ("live", "outside"): "lives_in", ("live", "around"): "lives_in",
+                ("commute", "from"): "lives_in",
+                # "I got promoted at Deloitte", "she was hired by Arup", "I've signed up with the Yare Valley Harriers"
+                ("promote", "at"): "works_at", ("hire", "at"): "works_at", ("hire", "by"): "works_at",
+                ("employ", "by"): "works_at", ("employ", "at"): "works_at", ("sign up", "with"): "member_of"}  # not "signed with a supplier"  # "I'd be commuting from Bristol to London": home is Bristol
 _ATTRIBUTE_KEYS = {("work", "as"): "occupation", ("major", "in"): "studies"}
 # "Lives out in Malton", "Works at the brewery now": where a dropped subject's verb still says something
 _DROPPED_SUBJECT_VERBS = {"live", "work", "study", "teach", "lecture", "volunteer", "intern"}
@@ -1184,18 +1186,24 @@ _GROUP_ROLES = {"member", "chair", "chairman", "chairwoman", "chairperson", "tre
                 "president", "trustee"}
 _WORKPLACE_NOUNS = {"work", "office", "job", "workplace", "team", "department", "ward", "staff"}
 _THERE_ADVERBS = {"up", "down", "back", "over", "out", "away"}
-_SCHOOL_HEADS = {"school", "primary", "secondary", "academy", "college", "university", "polytechnic", "institute",
+_SCHOOL_HEADS = {"school", "primary", "secondary", "academy", "college", "university", "uni", "polytechnic", "institute",
                  "kindergarten", "preschool", "nursery", "conservatoire", "conservatory"}
 _DEGREE_NOUNS = {"module", "msc", "bsc", "ma", "ba", "mba", "phd", "doctorate", "degree", "masters", "master",
                  "bachelor", "course", "diploma", "apprenticeship", "pgce", "undergrad", "postgrad", "residency"}
 _STUDENT_NOUNS = {"student", "undergrad", "undergraduate", "postgrad", "phd", "fresher", "sophomore", "junior",
                   "senior", "grad", "postdoc", "researcher", "lecturer", "candidate"}
-_BUILD_VERBS = {"build", "develop", "design", "launch", "lead", "run", "create", "found", "start", "code",
+_BUILD_VERBS = {"build", "develop", "design", "launch", "lead", "run", "create", "found", "start", "code", "finish",
                 "write", "ship", "release", "train", "maintain", "manage"}
 _JOB_NOUNS = {"job", "work", "internship", "position", "role", "office", "shift", "placement", "notice", "contract",
               "probation", "team", "department", "desk", "colleague", "colleagues"}
 _TAKE_JOB_VERBS = {"get", "land", "accept", "take", "start", "begin", "love", "hate", "keep", "quit", "leave"}
 _LEASE_NOUNS = {"lease", "tenancy", "mortgage"}
+# "We just bought a house in Harrogate", "we're renting a flat in Porto": a home the speaker now has
+_HOME_GETTING_VERBS = {"buy", "rent", "own", "find", "get", "share", "sign"}
+_ORDINALS = {"first", "second", "third", "fourth", "fifth", "final", "last"}
+_FUTURE_AUX = {"will", "'ll", "shall", "gonna", "going"}
+# "my neighbours in Didsbury", "the commute from Reading is killing me": where the speaker lives
+_HOME_SIDE_NOUNS = {"neighbour": "in", "neighbor": "in", "commute": "from"}
 _HOME_NOUNS = {"flat", "house", "home", "apartment", "place", "street", "neighbourhood", "neighborhood", "move",
                "bungalow", "cottage", "garden", "allotment"}
 
@@ -1355,7 +1363,15 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
     # "I joined the Harbor Striders", "I'm building Atlas", "we're calling it MedKG"
     dobj = next((c for c in children if c.dep_ == "dobj"), None)
     if lemma == "join" and dobj is not None:
-        _relate(book, who, "member_of", dobj, source_id)
+        # "I joined Northwind as a data analyst": a job, not a membership
+        role = next((g for c in children if c.dep_ == "prep" and c.lower_ == "as" for g in c.children
+                     if g.dep_ == "pobj" and g.pos_ == "NOUN" and g.lemma_ not in ("member", "volunteer")), None)
+        _relate(book, who, "works_at" if role is not None else "member_of", dobj, source_id)
+    elif lemma in _OWN_VERBS and dobj is not None and not negated and dobj.lemma_.lower() in _MADE_NOUNS and \
+            (called := _called(dobj)) is not None:
+        # "I run a small bakery called Crumb & Co.", "we started a podcast called Low Tide"
+        business = dobj.lemma_.lower() in _BUSINESS_NOUNS
+        _relate(book, who, "works_at" if business else "works_on", called, source_id)
     elif lemma in _BUILD_VERBS and dobj is not None and dobj.ent_type_ not in ("PERSON", "GPE", "DATE", "NORP"):
         _relate(book, who, "works_on", dobj, source_id)
     elif lemma in ("call", "name") and dobj is not None and dobj.lower_ == "it":
@@ -1376,8 +1392,9 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
         known = book.get(_full_name(pobj)) if pobj is not None else None
         if known is not None and known.type in ("project", "product") and lemma not in _LIKE and not negated:
             book.relation(who, "works_on", known.name, source_id)
+    phrasal = f"{lemma} up" if any(c.dep_ == "prt" and c.lower_ == "up" for c in children) else lemma
     for prep in (c for c in children if c.dep_ == "prep"):
-        pair = (lemma, prep.lower_)
+        pair = (phrasal if (phrasal, prep.lower_) in _PLACE_VERBS else lemma, prep.lower_)
         pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
         if pobj is None or pobj.pos_ == "PRON" or pobj.ent_type_ in ("DATE", "TIME"):
             continue  # "I volunteered at yesterday's fair" names no place
@@ -1433,11 +1450,45 @@ def _still_there(book: ProfileBook, verb, who: Entity, source_id: str) -> None:
                 _relate(book, who, "works_at", pobj, source_id)
 
 
+def _said_of_the_past(tok) -> bool:
+    """The clause ``tok`` is in says how things were: "My commute from Reading used to be awful", "... was"."""
+    verb = tok.head if tok.dep_ in ("nsubj", "nsubjpass") else None
+    return verb is not None and (verb.tag_ == "VBD" or any(t.lower_ == "used" for t in verb.children) or
+                                 verb.head.lower_ == "used")
+
+
+_OWN_VERBS = {"run", "own", "open", "start", "launch", "found", "set", "host", "record"}
+_BUSINESS_NOUNS = {"bakery", "cafe", "café", "shop", "company", "business", "firm", "studio", "restaurant", "pub",
+                   "agency", "practice", "startup", "bar", "salon", "gym", "stall", "consultancy", "brewery", "clinic"}
+
+_MADE_NOUNS = _BUSINESS_NOUNS | PROJECT_NOUNS | PRODUCT_NOUNS | {"podcast", "blog", "channel", "newsletter", "show",
+                                                               "zine", "label", "charity", "club", "brand"}
+
+
+def _called(noun):
+    """The name in "a bakery called Crumb & Co." / "a podcast named Low Tide", else None."""
+    for acl in noun.children:
+        if acl.dep_ == "acl" and acl.lemma_.lower() in ("call", "name"):
+            return next((g for g in acl.children if g.dep_ in ("oprd", "attr", "dobj", "xcomp") and g.pos_ == "PROPN"),
+                        None)
+    return None
+
+
+def _speaker_gets_home(tok) -> bool:
+    """``tok`` (a home noun) is what the speaker bought, rents or owns, said as done or going on, not planned."""
+    verb = tok.head
+    if tok.dep_ != "dobj" or verb.lemma_.lower() not in _HOME_GETTING_VERBS or verb.dep_ == "xcomp":
+        return False
+    return is_first_person(subject_of(verb)) and not _hedged(verb) and not any(
+        c.dep_ == "neg" or (c.dep_ == "aux" and c.lower_ in _FUTURE_AUX) for c in verb.children)
+
+
 def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
     """"at my job at Northwind", "my new position at Globex": works_at without a work verb."""
     for tok in doc:
         lemma = tok.lemma_.lower()
         if lemma not in _JOB_NOUNS and lemma not in _HOME_NOUNS and lemma not in _LEASE_NOUNS and \
+                lemma not in _HOME_SIDE_NOUNS and lemma != "year" and \
                 tok.lower_ not in ("here", "home") and \
                 tok.pos_ != "PROPN":
             continue
@@ -1458,6 +1509,23 @@ def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> No
                 c.dep_ == "neg" for c in tok.head.children) and not _hedged(tok.head):
             for prep in (c for c in [*tok.children, *tok.head.children] if c.dep_ == "prep" and c.lower_ in ("in", "on")
                          and c.i > tok.i):
+                _relate(book, speaker, "lives_in", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
+        # "I'm in my second year at Kirkgate Uni": a course or a job, by the place's name
+        if lemma == "year" and any(c.dep_ == "amod" and c.lower_ in _ORDINALS for c in tok.children) and any(
+                c.dep_ == "poss" and c.lower_ == "my" for c in tok.children) and not tok.sent.text.rstrip().endswith("?"):
+            for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ == "at"):
+                pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
+                if pobj is not None and pobj.pos_ == "PROPN":
+                    school = _full_name(pobj).lower().split()[-1] in _SCHOOL_HEADS
+                    _relate(book, speaker, "studies_at" if school else "works_at", pobj, source_id)
+        if lemma in _HOME_NOUNS and lemma != "move" and _speaker_gets_home(tok):
+            for prep in (c for c in [*tok.children, *tok.head.children] if c.dep_ == "prep" and c.lower_ == "in"
+                         and c.i > tok.i):
+                _relate(book, speaker, "lives_in", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
+        if lemma in _HOME_SIDE_NOUNS and not _said_of_the_past(tok) and (any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.children) or (
+                not any(c.dep_ == "poss" for c in tok.children) and any(
+                    t.lower_ in ("me", "my", "i") for t in tok.sent))):
+            for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ == _HOME_SIDE_NOUNS[lemma]):
                 _relate(book, speaker, "lives_in", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
         # "our flat in Bristol", "Mum's house in Harrogate", "the move to Bristol"
         if lemma in _HOME_NOUNS:
@@ -1816,8 +1884,45 @@ def _visit_me_in(book: ProfileBook, doc, speaker: Entity, source_id: str) -> Non
                 _relate(book, speaker, "lives_in", pobj, source_id)
 
 
+_DURATION_WORDS = {"month", "year", "decade", "ages"}  # not days or weeks: "Been in Paris a week" is a trip
+_CALENDAR_WORDS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                   "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                   "sunday", "christmas", "easter"}
+
+
+def _been_there(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
+    """"Been at Lidl six months now" (the speaker's work), "Been in Cardiff three years" (home): a sentence
+    that opens with "Been", a place or an organisation and how long; "Leeds is home now": home."""
+    for sent in doc.sents:
+        if sent.text.rstrip().endswith("?"):
+            continue
+        first = sent[0]
+        if first.lower_ == "been" and first.dep_ == "ROOT" and any(
+                t.lemma_.lower() in _DURATION_WORDS for t in sent if t.i > first.i):
+            for prep in (c for c in first.children if c.dep_ == "prep" and c.lower_ in ("at", "in")):
+                # NER reads "Lidl six months" as one date; the name is still a name
+                pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.pos_ == "PROPN"
+                             and g.lower_ not in _CALENDAR_WORDS), None)
+                if pobj is None:
+                    continue
+                known = book.get(_full_name(pobj))
+                if prep.lower_ == "in" and pobj.ent_type_ in ("GPE", "LOC", "DATE", ""):
+                    _relate(book, speaker, "lives_in", pobj, source_id)
+                elif prep.lower_ == "at" and (known is None or known.type in ("organization", "other")):
+                    school = _full_name(pobj).lower().split()[-1] in _SCHOOL_HEADS
+                    _relate(book, speaker, "studies_at" if school else "works_at", pobj, source_id)
+        root = sent.root
+        home = next((c for c in root.children if c.dep_ in ("attr", "advmod") and c.lower_ == "home"), None)
+        subj = next((c for c in root.children if c.dep_ == "nsubj"), None)
+        if root.lemma_ == "be" and home is not None and subj is not None and subj.pos_ == "PROPN" and \
+                subj.ent_type_ in ("GPE", "LOC", "") and not any(c.dep_ == "neg" for c in root.children) and \
+                not any(c.dep_ == "poss" for c in home.children):
+            _relate(book, speaker, "lives_in", subj, source_id)
+
+
 def _read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """Relations and attributes from every pattern of a parsed utterance."""
+    _been_there(book, doc, speaker, source_id)
     _visitor_homes(book, doc, speaker, other, source_id)
     _visit_me_in(book, doc, speaker, source_id)
     _workmates(book, doc, speaker, other, source_id)
