@@ -527,3 +527,17 @@ def test_each_clause_is_dated_by_its_own_expression_and_tense(said, when_text, s
     events = extract_events(batch, parse([said]))
     assert any(e.when_text == when_text and (e.date_start, e.date_end) == (start, end) for e in events), \
         [(e.what, e.when_text, e.date_start, e.date_end) for e in events]
+
+
+@pytest.mark.parametrize("said, facts", [
+    ("I've been waiting all weekend to ask. How did it go?", []),  # talk about this chat
+    ("I wanted to tell you on a proper call.", []),
+    ("Sending him all the good vibes.", []),
+    ("Honestly? Long walks. That's how I decompress after a launch.", ["Priya decompresses after a launch"]),
+    ("Guess what I had for dessert last night!", []),
+    ("I want to talk to a counselor about adoption.", ["Priya wants to talk to a counselor about adoption"]),
+    ("I'm gonna ask the doc about a diet plan.", ["Priya is gonna ask the doc about a diet plan"]),  # not the chat
+])
+def test_facts_say_something_about_the_speaker_not_the_chat(said, facts):
+    profiles = _one_batch([("Priya", said), ("Tom", "Nice.")])
+    assert list(_facts(profiles["Priya"])) == facts

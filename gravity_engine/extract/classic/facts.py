@@ -30,6 +30,7 @@ MAX_FACT_WORDS = 16
 MAX_FACTS_PER_UTTERANCE = 4
 
 # Verbs of talk, thought and feeling: "I think so", "I mean it", "I know", "I guess".
+_TELLING = {"ask", "tell", "say", "mention", "text", "message", "reply", "answer"}  # to the listener, in this chat
 SKIP_VERBS = {
     "think", "guess", "know", "mean", "hope", "wish", "bet", "suppose", "believe", "wonder", "agree",
     "appreciate", "thank", "imagine", "say", "tell", "ask", "talk", "chat", "let", "realize", "realise",
@@ -52,6 +53,7 @@ GENERIC_NOUNS = {
     "tonight", "yesterday", "tomorrow", "minute", "guy", "man", "question", "point", "feeling", "part", "best",
     "place", "look", "word", "reminder", "blast", "life", "heart", "mind", "hand", "update", "advice", "tip",
     "ton", "while", "rest", "end", "sure", "lol", "haha", "pic", "picture", "photo", "glad", "support", "help",
+    "vibe", "vibes", "hug", "hugs", "wishes", "congrats", "congratulations",  # "sending him all the good vibes"
 }
 _ADJ_CHITCHAT = {"sorry", "glad", "happy", "thankful", "grateful", "proud", "excited", "thrilled", "sure", "okay",
                  "ok", "fine", "good", "great", "right", "afraid", "lucky", "blessed", "stoked", "pumped", "down"}
@@ -182,6 +184,12 @@ def _clause(verb, subj) -> list:
     return out
 
 
+def _to_the_listener(verb, other: str | None) -> bool:
+    """"to ask", "to tell you", "to tell Tom" (the listener): said in this chat; not "to ask the doc about X"."""
+    told = [c for c in verb.children if c.dep_ in ("dobj", "dative", "iobj")]
+    return not told or all(c.lower_ == "you" or (other is not None and c.text == other) for c in told)
+
+
 def _has_content(tokens, verb, subj, time_ids: set[int]) -> float:
     """Specificity of the clause: 0 when nothing but the subject is a noun, name or number."""
     subj_ids = {t.i for t in subj.subtree} if subj is not None else set()
@@ -234,6 +242,9 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
             continue
         if verb.dep_ == "conj" and verb.head.lemma_.lower() in SKIP_VERBS:
             continue
+        if any(c.dep_ == "xcomp" and c.lemma_.lower() in _TELLING and _to_the_listener(c, other)
+               for c in verb.children):
+            continue  # "I've been waiting all weekend to ask", "I wanted to tell you on a proper call": talk
         tokens = _clause(verb, subj)
         if len(tokens) < 2:
             continue
@@ -252,6 +263,10 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
             dated = None
         elif dated is not None:
             tokens = _with_date(tokens, time_ids, dated)
+        if getattr(tokens[0], "lower_", "") in ("why", "how") and len(tokens) > 3:
+            tokens = tokens[1:]  # "That's why I love being a mom": the fact is that she does
+        elif getattr(tokens[0], "tag_", "") in ("WRB", "WP", "WDT"):
+            continue  # "guess what I had for dessert", "whenever I need a reset": part of a clause, not a fact
         words = sum(1 for t in tokens if not getattr(t, "is_punct", False))
         if words > MAX_FACT_WORDS + 4:
             continue
