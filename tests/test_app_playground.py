@@ -112,6 +112,18 @@ def test_the_diff_view_escapes_conversation_text():
     assert "&lt;img src=x onerror=alert(1)&gt;" in out
 
 
+def test_the_diff_view_says_where_a_full_name_comes_from():
+    from gravity_engine.viz import prompt as pview
+
+    trace = {"prompt_without": {"text": "[user]\n<memories>\n- Lena and Marco are co-authors (S7:5)\n</memories>"},
+             "prompt_with": {"text": "[user]\n<memories>\n- Lena and Marco are co-authors (S7:5)\n</memories>\n"
+                                     "<anchors>\n## Full Names\n- Lena: Lena Ortiz\n- Marco: Marco Silva\n</anchors>"},
+             "merged": [], "host_results": [], "blocks": [], "modules": {}}
+    rows = {r["text"]: r for r in pview.classify_prompt(trace)}
+    assert rows["- Lena: Lena Ortiz"]["kind"] == rows["- Marco: Marco Silva"]["kind"] == "anchor"
+    assert "Full Names" in rows["- Lena: Lena Ortiz"]["why"] and rows["## Full Names"]["kind"] == "heading"
+
+
 def test_a_warning_when_fusion_demotes_the_hosts_top_hit(store_dir, monkeypatch):
     _sample_questions(monkeypatch)
     at = open_page("app_pages/playground.py", store_dir)

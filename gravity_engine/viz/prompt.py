@@ -13,6 +13,7 @@ from typing import Any
 
 from ..measure import context_covers
 from ..query.text import content_tokens, normalize_token
+from ..query.names import TITLE as NAMES_TITLE
 
 MODULE_NAMES = {"entities": "entity", "events": "event", "topics": "topic"}
 
@@ -84,12 +85,13 @@ def classify_prompt(trace: dict[str, Any]) -> list[dict[str, Any]]:
     removed = [{"kind": "removed", "text": t, "why": "the host's memory, pushed out of the prompt with Gravity"}
                for t in without if t.strip() and t not in after and not any(w.startswith(t) for w in with_)]
     rows: list[dict[str, Any]] = []
-    in_anchors = False
+    in_anchors = in_names = False
     for t in with_:
         if t.strip() == "</memories>":
             rows += removed
             removed = []
         in_anchors = (in_anchors or t.strip() == "<anchors>") and t.strip() != "</anchors>"
+        in_names = in_anchors and (t.strip() == NAMES_TITLE or (in_names and not t.startswith("#")))
         if t in before:
             rows.append({"kind": "same", "text": t, "why": ""})
             continue
@@ -109,6 +111,9 @@ def classify_prompt(trace: dict[str, Any]) -> list[dict[str, Any]]:
                          "why": sources.get(_key(mem), "fused from the expansion searches")})
         elif any(title in t for title in titles) or t.strip().startswith("<"):
             rows.append({"kind": "heading", "text": t, "why": ""})
+        elif in_names and t.startswith("- "):
+            rows.append({"kind": "anchor", "text": t, "why": "the full name the store knows for a first name in "
+                                                             "this context (Full Names)"})
         elif in_anchors:  # a profile's or topic's own heading line ("- MedLLM (product)")
             rows.append({"kind": "heading", "text": t, "why": ""})
         else:
