@@ -359,3 +359,18 @@ def test_unknown_source_ids_are_dropped_everywhere_and_counted():
                       sessions=[TopicSession(session_id="session_1", source_ids=["V"])])])
     assert drop_unknown_sources(anchors, conv) == 5
     assert anchors.all_source_ids() == {"D1:1", "D1:2"}
+
+
+def test_a_resumed_classic_build_labels_topics_as_a_fresh_one(tmp_path, fake_embedder):
+    from pathlib import Path
+
+    from gravity_engine.extract.classic import ClassicExtractor
+    from gravity_engine.loaders import load_conversation
+
+    conv = load_conversation(Path(__file__).resolve().parent.parent / "sample_data" / "medllm_project.jsonl")
+    fresh = build_store(conv, tmp_path / "s", extractor=ClassicExtractor(embedder=fake_embedder), embedder=fake_embedder)
+    # a new process: the extractor has parsed nothing of the batches the checkpoints hold
+    again = build_store(conv, tmp_path / "s", extractor=ClassicExtractor(embedder=fake_embedder), embedder=fake_embedder)
+    assert again.report["batches"]["from_checkpoint"] > 0
+    assert [t.label for t in again.anchors.topics] == [t.label for t in fresh.anchors.topics]
+    assert any(t.label[:1].isupper() for t in fresh.anchors.topics)  # proper nouns first, as said

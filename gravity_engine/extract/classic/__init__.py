@@ -124,6 +124,12 @@ class ClassicExtractor:
         infer_relations(anchors)
         facts = [KeyFact(text=a.value, source_ids=list(a.source_ids))
                  for e in anchors.entities for a in e.attributes if a.key == FACT_KEY]
+        # A resumed or incremental build read some batches in another process: parse them again for their noun
+        # phrases, or the topics they join get lowercase keyword labels ("northwind health") a fresh build has not
+        missing = [u for u in conversation.utterances() if u.id not in self._chunks]
+        if missing:
+            for utt, doc in zip(missing, parse([u.text for u in missing], self.spacy_model)):
+                self._chunks[utt.id] = noun_phrases(doc)
         topics, assignment = build_topics(conversation, embed_cached(self.embedder, self._vectors), facts=facts,
                                           chunks=self._chunks)
         anchors.topics = topics
