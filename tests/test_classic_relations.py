@@ -503,3 +503,23 @@ def test_homes_jobs_and_clubs_said_in_passing(said, predicate, target):
 def test_no_home_job_or_club_from_plans_the_past_trips_or_deals(said):
     profiles = _one_batch([("Ana", said), ("Ben", "Nice.")])
     assert not [r for r in profiles["Ana"].relations if r.predicate in ("lives_in", "works_at", "member_of")]
+
+
+@pytest.mark.parametrize("said, predicate, target", [
+    ("Already signed up! It's called Salmon Bay Clay, and my first class there is this Thursday.", "member_of",
+     "Salmon Bay Clay"),
+    ("I joined a climbing gym last month. It's called The Arch.", "member_of", "Arch"),
+    ("I started a podcast last year. It's called Low Tide.", "works_on", "Low Tide"),
+])
+def test_what_the_speaker_joined_or_started_named_in_the_next_sentence(said, predicate, target):
+    profiles = _one_batch([("Ana", said), ("Ben", "Nice.")])
+    assert (predicate, target) in _rels(profiles["Ana"])
+    assert profiles[target].type in ("organization", "project")
+
+
+@pytest.mark.parametrize("said", ["Did you join a gym? It's called The Arch, right?",
+                                  "I found a great cafe. It's called Bean There.",
+                                  "I might join a choir. It's called Voices."])
+def test_no_membership_from_a_question_a_find_or_a_maybe(said):
+    profiles = _one_batch([("Ana", said), ("Ben", "Nice.")])
+    assert not profiles["Ana"].relations

@@ -1920,9 +1920,41 @@ def _been_there(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None
             _relate(book, speaker, "lives_in", subj, source_id)
 
 
+_JOINING = {"join", "rejoin", "enrol", "enroll"}
+
+
+def _called_it(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
+    """"Already signed up! It's called Salmon Bay Clay": what the speaker joined, started or runs, named in
+    the next sentence ("I started a podcast last year. It's called Low Tide")."""
+    sents = list(doc.sents)
+    for before, sent in zip(sents, sents[1:]):
+        root = sent.root
+        name = next((c for c in root.children if c.dep_ in ("oprd", "attr", "xcomp") and c.pos_ == "PROPN"), None)
+        if root.lemma_.lower() not in ("call", "name") or name is None or not any(
+                c.dep_ in ("nsubjpass", "nsubj") and c.lower_ in ("it", "this", "she", "he") for c in root.children):
+            continue
+        verb = before.root
+        if verb.pos_ != "VERB" or any(c.dep_ == "neg" for c in verb.children) or _hedged(verb) or \
+                before.text.rstrip().endswith("?"):
+            continue
+        subj = subject_of(verb)
+        if not (is_first_person(subj) or (subj is None and verb.i == before.start + (before[0].dep_ == "advmod"))):
+            continue  # the speaker's own, said or with the "I" dropped ("Already signed up!")
+        lemma = verb.lemma_.lower()
+        joined = lemma in _JOINING or (lemma == "sign" and any(c.dep_ == "prt" and c.lower_ == "up"
+                                                               for c in verb.children))
+        made = next((c for c in verb.children if c.dep_ == "dobj" and c.lemma_.lower() in _MADE_NOUNS), None)
+        if joined:
+            _relate(book, speaker, "member_of", name, source_id)
+        elif made is not None and lemma in _OWN_VERBS:
+            _relate(book, speaker, "works_at" if made.lemma_.lower() in _BUSINESS_NOUNS else "works_on", name,
+                    source_id)
+
+
 def _read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
     """Relations and attributes from every pattern of a parsed utterance."""
     _been_there(book, doc, speaker, source_id)
+    _called_it(book, doc, speaker, source_id)
     _visitor_homes(book, doc, speaker, other, source_id)
     _visit_me_in(book, doc, speaker, source_id)
     _workmates(book, doc, speaker, other, source_id)
