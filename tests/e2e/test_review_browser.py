@@ -16,8 +16,8 @@ import pytest
 from test_browser import ROOT, _open, _settle, _shot, app_url, browser, page, playwright_api  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.e2e
-# The review picker lists events too ("... her pottery studio, Salmon Bay Clay"): pick the entity's own item.
-STUDIO = re.compile(r"· entity · Salmon Bay Clay$")
+# The review picker may list events too: pick the entity's own item.
+VIT = re.compile(r"· entity · ViT$")
 
 
 def _sidebar(page, link: str, heading: str) -> None:
@@ -46,15 +46,15 @@ def test_fix_a_type_on_review_and_see_it_in_the_graph_after_a_rebuild(app_url, p
     page.get_by_role("button", name=re.compile("^Suggested fix")).first.scroll_into_view_if_needed()
     _shot(page, "review-item")  # the top item: its reasons, sources and suggested fix
 
-    # Salmon Bay Clay is a pottery studio; the classic build calls it a product.
-    _pick(page, "Review or edit", "Salmon Bay Clay", STUDIO)
-    page.get_by_text("entity ent-salmon-bay-clay").first.wait_for(timeout=30_000)
-    page.get_by_label("Why (kept with the edit)").fill("a pottery studio in Seattle")
+    # ViT (a vision transformer) is a model architecture; the classic build calls it an organization.
+    _pick(page, "Review or edit", "ViT", VIT)
+    page.get_by_text("entity ent-vit").first.wait_for(timeout=30_000)
+    page.get_by_label("Why (kept with the edit)").fill("a vision transformer, the encoder's architecture")
     page.get_by_label("Why (kept with the edit)").press("Enter")
     _settle(page)
-    _pick(page, "Type", "organization")
+    _pick(page, "Type", "product")
     page.get_by_role("button", name="Change type").click()
-    page.get_by_text(re.compile(r"Salmon Bay Clay.*type (->|→) organization")).first.wait_for(timeout=120_000)  # Markdown draws "->" as "→"
+    page.get_by_text(re.compile(r"ViT.*type (->|→) product")).first.wait_for(timeout=120_000)  # Markdown draws "->" as "→"
     _settle(page)
     _shot(page, "review-fixed")
 
@@ -71,18 +71,19 @@ def test_fix_a_type_on_review_and_see_it_in_the_graph_after_a_rebuild(app_url, p
     assert (copy / "edits.jsonl").is_file()
 
     _sidebar(page, "review", "Review anchors")
-    _pick(page, "Review or edit", "Salmon Bay Clay", STUDIO)
+    _pick(page, "Review or edit", "ViT", VIT)
     page.get_by_role("button", name="Open in the entity graph").click()
     page.get_by_role("heading", name="Entity graph").first.wait_for(timeout=90_000)
     _settle(page)
-    # the graph's profile picker shows the open entity with its type: "Salmon Bay Clay (organization, 2 mentions)"
+    # the graph's profile picker shows the open entity with its type: "ViT (product, 1 mentions)"
     playwright_api.expect(page.get_by_role("combobox", name="Entity", exact=True)).to_have_value(
-        re.compile(r"^Salmon Bay Clay \(organization"), timeout=60_000)
+        re.compile(r"^ViT \(product"), timeout=60_000)
     assert page.locator("[data-testid='stException']").count() == 0
 
     _sidebar(page, "compare", "Compare builds")
     page.get_by_text("Only in A").first.wait_for(timeout=60_000)
     shown = page.locator("[data-testid='stMain']").inner_text()
     assert "+0 −0 ~1" in shown  # Entities: one changed, the type
+    assert shown.count("+0 −0 ~0") == 2  # events and topics as a fresh build makes them (the rebuild resumed)
     _shot(page, "compare")
     assert page.dialogs == []
