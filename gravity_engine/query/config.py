@@ -156,7 +156,8 @@ EVENTS_TOPICS = QueryConfig(variant="+VT", modules=("events", "topics"))
 # expansion that stops when a module runs dry, whole anchors in three blocks (no line scoring).
 PAPER = QueryConfig(variant="paper", widen=False, question_aware=False, packing="anchors", anchor_budget=None,
                     temporal_event_lines=False, temporal_slots=3, temporal_source_weight=0.0, temporal_lexical=0.0,
-                    lines_per_anchor=6, fusion="rrf", fusion_keep=0, line_redundancy=None, line_lexical=0.0)
+                    lines_per_anchor=6, fusion="rrf", fusion_keep=0, line_redundancy=None, line_lexical=0.0,
+                    named_first=False, question_parts=False, full_names=False)
 # -rrk takes the reranker out and nothing else: no cosine anywhere (anchors in native-match order, lines
 # as stored, no sigma cut); candidates, K, temporal slots, packing, expansion and fusion stay as in full.
 NO_RERANK = QueryConfig(variant="-rrk", rerank=False)

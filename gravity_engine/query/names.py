@@ -10,7 +10,6 @@ and renders them as one small block ("## Full Names"), which the answer prompt c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ..anchors import AnchorSet
 
@@ -18,47 +17,26 @@ BLOCK = "names"
 TITLE = "## Full Names"  # inject.BLOCK_TITLES["names"]
 
 
-@dataclass(frozen=True)
-class _Person:
-    full: str
-    short: tuple[str, ...]  # the first name, merged into the profile as an alias ("Lena" of Lena Ortiz)
-
-
 class FullNames:
-    """The store's people with a full name of several words and the short names they go by."""
+    """The store's people with a full name of several words whose first name the conversation also used alone
+    (consolidation merged it into the profile as an alias: "Lena" of Lena Ortiz)."""
 
     def __init__(self, anchors: AnchorSet, speakers: list[str] | None = None):
         speakers_low = {s.lower() for s in (speakers or [])}
-        people: list[_Person] = []
+        by_first: dict[str, list[str]] = {}
         for e in anchors.entities:
-            if e.type != "person" or " " not in e.name.strip() or e.name.lower() in speakers_low:
-                continue
-            # the first name, when the conversation used it on its own for this person (consolidation merged it)
-            first = e.name.split()[0]
-            short = {a for a in e.aliases if a == first}
-            short = {s for s in short if len(s) >= 2 and s.lower() not in speakers_low}
-            if short:
-                people.append(_Person(e.name, tuple(sorted(short))))
-        # a short name two people share ("Anna" of Anna Berg and Anna Kowalski) says nobody in particular
-        owners: dict[str, set[str]] = {}
-        for p in people:
-            for s in p.short:
-                owners.setdefault(s.lower(), set()).add(p.full)
-        self._people = [_Person(p.full, tuple(s for s in p.short if len(owners[s.lower()]) == 1)) for p in people]
-        self._people = [p for p in self._people if p.short]
-        self._patterns = {p.full: re.compile(r"\b(" + "|".join(re.escape(s) for s in p.short) + r")\b")
-                          for p in self._people}
+            first = e.name.split()[0] if e.name.strip() else ""
+            if e.type == "person" and " " in e.name.strip() and e.name.lower() not in speakers_low and \
+                    first in e.aliases and len(first) >= 2 and first.lower() not in speakers_low:
+                by_first.setdefault(first, []).append(e.name)
+        # a first name two people share ("Anna" of Anna Berg and Anna Kowalski) says nobody in particular
+        self._people = [(first, fulls[0]) for first, fulls in by_first.items() if len(fulls) == 1]
+        self._patterns = {first: re.compile(rf"\b{re.escape(first)}\b") for first, _ in self._people}
 
     def used_in(self, text: str) -> list[tuple[str, str]]:
-        """(short name as written, full name) for each person the text calls by a short name only."""
-        out = []
-        for p in self._people:
-            if p.full in text:
-                continue
-            m = self._patterns[p.full].search(text)
-            if m:
-                out.append((m.group(1), p.full))
-        return out
+        """(first name, full name) for each person the text calls by the first name only."""
+        return [(first, full) for first, full in self._people
+                if full not in text and self._patterns[first].search(text)]
 
 
 def render(pairs: list[tuple[str, str]]) -> str:
