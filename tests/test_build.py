@@ -368,9 +368,11 @@ def test_a_resumed_classic_build_labels_topics_as_a_fresh_one(tmp_path, fake_emb
     from gravity_engine.loaders import load_conversation
 
     conv = load_conversation(Path(__file__).resolve().parent.parent / "sample_data" / "medllm_project.jsonl")
-    fresh = build_store(conv, tmp_path / "s", extractor=ClassicExtractor(embedder=fake_embedder), embedder=fake_embedder)
+    fresh = build_store(conv, tmp_path / "s", extractor=ClassicExtractor(embedder=fake_embedder),
+                        embedder=fake_embedder)
     # a new process: the extractor has parsed nothing of the batches the checkpoints hold
-    again = build_store(conv, tmp_path / "s", extractor=ClassicExtractor(embedder=fake_embedder), embedder=fake_embedder)
+    again = build_store(conv, tmp_path / "s", extractor=ClassicExtractor(embedder=fake_embedder),
+                        embedder=fake_embedder)
     assert again.report["batches"]["from_checkpoint"] > 0
     assert [t.label for t in again.anchors.topics] == [t.label for t in fresh.anchors.topics]
     assert any(t.label[:1].isupper() for t in fresh.anchors.topics)  # proper nouns first, as said

@@ -17,7 +17,8 @@ import numpy as np
 
 _RECENT = re.compile(r"\b(recently|lately|these days|nowadays|the other day|of late|most recent(?:ly)?|latest)\b", re.I)
 _WHEN = re.compile(
-    r"(?:^\s*|[,;]\s*|\b(?:and|or)\s+)(when|how long ago|how long has|how long did|since when)\b|\b(what|which)\s+(date|day|year|month|week|time|season)\b"
+    r"(?:^\s*|[,;]\s*|\b(?:and|or)\s+)(when|how long ago|how long has|how long did|since when)\b"
+    r"|\b(what|which)\s+(date|day|year|month|week|time|season)\b"
     r"|\bhow many (days|weeks|months|years)\b", re.I)
 # "before/after/since <something that happened>": the phrase names an event, not a date.
 _EVENT_REF = re.compile(r"\b(before|after|since|prior to|following)\s+((?:the|her|his|their|my|a|an)\s+[^?.,;!]{3,60})",

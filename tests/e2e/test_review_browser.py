@@ -54,7 +54,8 @@ def test_fix_a_type_on_review_and_see_it_in_the_graph_after_a_rebuild(app_url, p
     _settle(page)
     _pick(page, "Type", "product")
     page.get_by_role("button", name="Change type").click()
-    page.get_by_text(re.compile(r"ViT.*type (->|→) product")).first.wait_for(timeout=120_000)  # Markdown draws "->" as "→"
+    # Markdown draws "->" as "→"
+    page.get_by_text(re.compile(r"ViT.*type (->|→) product")).first.wait_for(timeout=120_000)
     _settle(page)
     _shot(page, "review-fixed")
 

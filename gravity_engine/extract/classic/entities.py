@@ -1167,10 +1167,11 @@ _PLACE_VERBS = {("live", "in"): "lives_in", ("move", "to"): "lives_in", ("move",
                 ("research", "at"): "studies_at", ("live", "near"): "lives_in", ("stay", "in"): None,
                 ("cover", "at"): "works_at",  # "I'm covering at Bellhouse till 2": a shift
                 ("live", "outside"): "lives_in", ("live", "around"): "lives_in",
-                ("commute", "from"): "lives_in",
+                ("commute", "from"): "lives_in",  # "I'd be commuting from Bristol to London": home is Bristol
                 # "I got promoted at Deloitte", "she was hired by Arup", "I've signed up with the Yare Valley Harriers"
+                # (not "I signed with Eden Valley Flour": a supplier)
                 ("promote", "at"): "works_at", ("hire", "at"): "works_at", ("hire", "by"): "works_at",
-                ("employ", "by"): "works_at", ("employ", "at"): "works_at", ("sign up", "with"): "member_of"}  # not "signed with a supplier"  # "I'd be commuting from Bristol to London": home is Bristol
+                ("employ", "by"): "works_at", ("employ", "at"): "works_at", ("sign up", "with"): "member_of"}
 _ATTRIBUTE_KEYS = {("work", "as"): "occupation", ("major", "in"): "studies"}
 # "Lives out in Malton", "Works at the brewery now": where a dropped subject's verb still says something
 _DROPPED_SUBJECT_VERBS = {"live", "work", "study", "teach", "lecture", "volunteer", "intern"}
@@ -1186,8 +1187,8 @@ _GROUP_ROLES = {"member", "chair", "chairman", "chairwoman", "chairperson", "tre
                 "president", "trustee"}
 _WORKPLACE_NOUNS = {"work", "office", "job", "workplace", "team", "department", "ward", "staff"}
 _THERE_ADVERBS = {"up", "down", "back", "over", "out", "away"}
-_SCHOOL_HEADS = {"school", "primary", "secondary", "academy", "college", "university", "uni", "polytechnic", "institute",
-                 "kindergarten", "preschool", "nursery", "conservatoire", "conservatory"}
+_SCHOOL_HEADS = {"school", "primary", "secondary", "academy", "college", "university", "uni", "polytechnic",
+                 "institute", "kindergarten", "preschool", "nursery", "conservatoire", "conservatory"}
 _DEGREE_NOUNS = {"module", "msc", "bsc", "ma", "ba", "mba", "phd", "doctorate", "degree", "masters", "master",
                  "bachelor", "course", "diploma", "apprenticeship", "pgce", "undergrad", "postgrad", "residency"}
 _STUDENT_NOUNS = {"student", "undergrad", "undergraduate", "postgrad", "phd", "fresher", "sophomore", "junior",
@@ -1305,7 +1306,7 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
                 _relate(book, who, key, next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
     school = next((c for c in children if c.dep_ == "dobj"), None) if lemma == "attend" else None
     if school is not None and not negated and not conditional and \
-            _full_name(school).lower().split()[-1] in _SCHOOL_HEADS:
+            _is_school(school):
         _relate(book, who, "studies_at", school, source_id)  # "Maya will attend Bruntsfield Primary"
     if negated or conditional or future:
         return
@@ -1444,10 +1445,23 @@ def _still_there(book: ProfileBook, verb, who: Entity, source_id: str) -> None:
                 known is not None and known.type == "place")):
             _relate(book, who, "lives_in", pobj, source_id)
         elif prep.lower_ == "at":
-            if name.lower().split()[-1] in _SCHOOL_HEADS | {"uni"}:
+            if name.lower().split()[-1] in _SCHOOL_HEADS:
                 _relate(book, who, "studies_at", pobj, source_id)
             elif suffix_type(name) == "organization" or (known is not None and _named_org(known)):
                 _relate(book, who, "works_at", pobj, source_id)
+
+
+def _home_after(book: ProfileBook, tok, speaker: Entity, words: tuple[str, ...], source_id: str) -> None:
+    """The speaker lives in what follows ``tok`` after one of ``words``, on the noun or on its verb ("a lease in
+    Ballard", "bought a house in Harrogate": the parser hangs "in" on either)."""
+    for prep in (c for c in [*tok.children, *tok.head.children] if c.dep_ == "prep" and c.lower_ in words
+                 and c.i > tok.i):
+        _relate(book, speaker, "lives_in", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
+
+
+def _is_school(target) -> bool:
+    """"Kirkgate Uni", "Larkrise Primary": a place to study, by the name's head word."""
+    return _full_name(target).lower().split()[-1] in _SCHOOL_HEADS
 
 
 def _said_of_the_past(tok) -> bool:
@@ -1507,24 +1521,20 @@ def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> No
         # "I signed a lease in Ballard": where the speaker lives now
         if lemma in _LEASE_NOUNS and tok.dep_ == "dobj" and is_first_person(subject_of(tok.head)) and not any(
                 c.dep_ == "neg" for c in tok.head.children) and not _hedged(tok.head):
-            for prep in (c for c in [*tok.children, *tok.head.children] if c.dep_ == "prep" and c.lower_ in ("in", "on")
-                         and c.i > tok.i):
-                _relate(book, speaker, "lives_in", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
+            _home_after(book, tok, speaker, ("in", "on"), source_id)
         # "I'm in my second year at Kirkgate Uni": a course or a job, by the place's name
         if lemma == "year" and any(c.dep_ == "amod" and c.lower_ in _ORDINALS for c in tok.children) and any(
-                c.dep_ == "poss" and c.lower_ == "my" for c in tok.children) and not tok.sent.text.rstrip().endswith("?"):
+                c.dep_ == "poss" and c.lower_ == "my" for c in tok.children) and \
+                not tok.sent.text.rstrip().endswith("?"):
             for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ == "at"):
                 pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
                 if pobj is not None and pobj.pos_ == "PROPN":
-                    school = _full_name(pobj).lower().split()[-1] in _SCHOOL_HEADS
-                    _relate(book, speaker, "studies_at" if school else "works_at", pobj, source_id)
+                    _relate(book, speaker, "studies_at" if _is_school(pobj) else "works_at", pobj, source_id)
         if lemma in _HOME_NOUNS and lemma != "move" and _speaker_gets_home(tok):
-            for prep in (c for c in [*tok.children, *tok.head.children] if c.dep_ == "prep" and c.lower_ == "in"
-                         and c.i > tok.i):
-                _relate(book, speaker, "lives_in", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
-        if lemma in _HOME_SIDE_NOUNS and not _said_of_the_past(tok) and (any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.children) or (
-                not any(c.dep_ == "poss" for c in tok.children) and any(
-                    t.lower_ in ("me", "my", "i") for t in tok.sent))):
+            _home_after(book, tok, speaker, ("in",), source_id)
+        mine = any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.children) or (
+            not any(c.dep_ == "poss" for c in tok.children) and any(t.lower_ in ("me", "my", "i") for t in tok.sent))
+        if lemma in _HOME_SIDE_NOUNS and mine and not _said_of_the_past(tok):
             for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ == _HOME_SIDE_NOUNS[lemma]):
                 _relate(book, speaker, "lives_in", next((g for g in prep.children if g.dep_ == "pobj"), None), source_id)
         # "our flat in Bristol", "Mum's house in Harrogate", "the move to Bristol"
@@ -1613,10 +1623,9 @@ def _matched_relations(book: ProfileBook, doc, speaker: Entity, other: str | Non
             # "Eleven years at Pellow & Garth this spring": only as the sentence's opening, with no subject of its own
             opening = t["count"].i - t["noun"].sent.start <= 1 and t["count"].i < t["noun"].i
             if opening and not _employer_misfit(book, target):
-                school = _full_name(target).lower().split()[-1] in _SCHOOL_HEADS
                 # "Where was Jordan before?" - "Six years at the Rothay Hotel": the one asked about
                 who = book.entity(asked, "person", source_id) if (asked := _asked_person(book)) else speaker
-                _relate(book, who, "studies_at" if school else "works_at", target, source_id)
+                _relate(book, who, "studies_at" if _is_school(target) else "works_at", target, source_id)
             continue
         who = _owner(book, t["subject"], speaker, other, source_id)
         if who is None or who.type != "person":
@@ -1909,8 +1918,7 @@ def _been_there(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None
                 if prep.lower_ == "in" and pobj.ent_type_ in ("GPE", "LOC", "DATE", ""):
                     _relate(book, speaker, "lives_in", pobj, source_id)
                 elif prep.lower_ == "at" and (known is None or known.type in ("organization", "other")):
-                    school = _full_name(pobj).lower().split()[-1] in _SCHOOL_HEADS
-                    _relate(book, speaker, "studies_at" if school else "works_at", pobj, source_id)
+                    _relate(book, speaker, "studies_at" if _is_school(pobj) else "works_at", pobj, source_id)
         root = sent.root
         home = next((c for c in root.children if c.dep_ in ("attr", "advmod") and c.lower_ == "home"), None)
         subj = next((c for c in root.children if c.dep_ == "nsubj"), None)
