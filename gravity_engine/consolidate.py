@@ -171,14 +171,13 @@ def _short_org_merges(entities: list[Entity], speaker_keys: set[str]) -> list[En
     8,000 in Canada is not what a chat about Cedar Valley Clinic means)."""
     from .places import candidates
 
-    orgs = [e for e in entities if e.type == "organization"]
+    orgs = [(e, name_key(e.name).split()) for e in entities if e.type == "organization"]
     removed: set[int] = set()
     for e in entities:
         words = name_key(e.name).split()
         if len(words) < 2 or e.type in ("person", "organization") or name_key(e.name) in speaker_keys:
             continue
-        longer = [x for x in orgs if len(name_key(x.name).split()) > len(words)
-                  and name_key(x.name).split()[:len(words)] == words]
+        longer = [x for x, org_words in orgs if len(org_words) > len(words) and org_words[:len(words)] == words]
         if len(longer) != 1 or (e.type == "place" and any(
                 p.kind != "city" or p.population >= KNOWN_TOWN for p in candidates(e.name))):
             continue

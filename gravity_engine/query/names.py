@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 
 from ..anchors import AnchorSet
+from .inject import BLOCK_TITLES
 
 BLOCK = "names"
-TITLE = "## Full Names"  # inject.BLOCK_TITLES["names"]
+TITLE = f"## {BLOCK_TITLES[BLOCK]}"
 
 
 class FullNames:

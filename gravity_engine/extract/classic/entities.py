@@ -27,7 +27,7 @@ from ..base import Batch
 from ...timeparse import find_time_expressions, parse_datetime
 from .answers import Answered, parsed_statements
 from .facts import FACT_KEY, _hedged, facts_of_doc
-from .grammar import is_first_person, span_text, speaker_pronouns, subject_of, tense_reader
+from .grammar import FUTURE_AUX, is_first_person, span_text, speaker_pronouns, subject_of, tense_reader
 from .patterns import relation_matches
 
 NER_TYPES = {
@@ -1202,7 +1202,6 @@ _LEASE_NOUNS = {"lease", "tenancy", "mortgage"}
 # "We just bought a house in Harrogate", "we're renting a flat in Porto": a home the speaker now has
 _HOME_GETTING_VERBS = {"buy", "rent", "own", "find", "get", "share", "sign"}
 _ORDINALS = {"first", "second", "third", "fourth", "fifth", "final", "last"}
-_FUTURE_AUX = {"will", "'ll", "shall", "gonna", "going"}
 # "my neighbours in Didsbury", "the commute from Reading is killing me": where the speaker lives
 _HOME_SIDE_NOUNS = {"neighbour": "in", "neighbor": "in", "commute": "from"}
 _HOME_NOUNS = {"flat", "house", "home", "apartment", "place", "street", "neighbourhood", "neighborhood", "move",
@@ -1246,7 +1245,7 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
     children = list(verb.children)
     negated = any(c.dep_ == "neg" for c in children)
     conditional = any(c.lower_ in ("would", "'d", "might", "could") for c in children) or _hedged(verb)
-    future = any(c.dep_ == "aux" and c.lower_ in ("will", "'ll", "shall", "gonna") for c in children)
+    future = any(c.dep_ == "aux" and c.lower_ in FUTURE_AUX for c in children)
     is_speaker = who is speaker
     if lemma == "stand" and negated and any(c.lower_ in ("ca", "can", "could") for c in children):
         obj = next((c for c in children if c.dep_ in ("dobj", "xcomp")), None)  # "I can't stand the treadmill"
@@ -1494,7 +1493,7 @@ def _speaker_gets_home(tok) -> bool:
     if tok.dep_ != "dobj" or verb.lemma_.lower() not in _HOME_GETTING_VERBS or verb.dep_ == "xcomp":
         return False
     return is_first_person(subject_of(verb)) and not _hedged(verb) and not any(
-        c.dep_ == "neg" or (c.dep_ == "aux" and c.lower_ in _FUTURE_AUX) for c in verb.children)
+        c.dep_ == "neg" or (c.dep_ == "aux" and c.lower_ in FUTURE_AUX) for c in verb.children)
 
 
 def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
@@ -1894,9 +1893,6 @@ def _visit_me_in(book: ProfileBook, doc, speaker: Entity, source_id: str) -> Non
 
 
 _DURATION_WORDS = {"month", "year", "decade", "ages"}  # not days or weeks: "Been in Paris a week" is a trip
-_CALENDAR_WORDS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-                   "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-                   "sunday", "christmas", "easter"}
 
 
 def _been_there(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
@@ -1911,7 +1907,7 @@ def _been_there(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None
             for prep in (c for c in first.children if c.dep_ == "prep" and c.lower_ in ("at", "in")):
                 # NER reads "Lidl six months" as one date; the name is still a name
                 pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.pos_ == "PROPN"
-                             and g.lower_ not in _CALENDAR_WORDS), None)
+                             and g.lower_ not in TIME_WORDS), None)
                 if pobj is None:
                     continue
                 known = book.get(_full_name(pobj))

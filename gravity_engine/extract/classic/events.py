@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from ...anchors import Event
+from ...conversation import Utterance
 from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
 from ..base import Batch
 from .answers import parsed_statements
 from .entities import NOT_NAMES, _looks_like_name, canonical_name, clean_name
-from .grammar import (clause_tokens, is_first_person, it_phrase, speaker_pronouns, subject_of, tense_reader,
-                      third_person, verb_tense)
+from .grammar import (FUTURE_AUX, clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader, third_person,
+                      verb_tense)
 
 EVENTIVE = {
     "go", "visit", "start", "begin", "finish", "complete", "adopt", "get", "buy", "run", "sign", "join", "attend",
@@ -52,7 +53,6 @@ _NOW_WORDS = {"now", "currently"}
 _FILLER = re.compile(
     r"^(?:(?:by the way|anyway|btw|oh|wow|yeah|yes|well|so|and|but|also|plus|guess what|you know)\b[\s,.!-]*)+",
     re.I)
-_FUTURE_AUX = {"will", "'ll", "shall", "gonna"}
 _PAST_PASSIVE_AUX = {"was", "were", "got"}
 _PLACEHOLDER_OBJECTS = {"what", "something", "anything", "stuff"}
 
@@ -85,7 +85,7 @@ def _asks(verb) -> bool:
         c.dep_ == "aux" and subj is not None and c.i < subj.i)) for c in verb.children) or verb.i == sent.start
 
 
-def _reply_to(batch: Batch, k: int, utt) -> object | None:
+def _reply_to(batch: Batch, k: int, utt) -> Utterance | None:
     """The next turn when another speaker says it (the answer to a question of turn ``k``), else None."""
     if utt.question_id is not None or k + 1 >= len(batch.utterances):
         return None
@@ -141,7 +141,7 @@ def _tense(verb) -> str:
     aux = {c.lower_ for c in verb.children if c.dep_ in ("aux", "auxpass")}
     if not aux and verb.tag_ in ("VBG", "VB") and verb.dep_ in ("conj", "advcl", "xcomp") and verb.head.i != verb.i:
         return _tense(verb.head)  # "I was there, spending the day": the tense of the verb it hangs on
-    if aux & _FUTURE_AUX:
+    if aux & FUTURE_AUX:
         return "future"
     if verb.lemma_ == "go" and verb.tag_ == "VBG" and any(c.dep_ == "xcomp" for c in verb.children):
         return "future"  # "I'm going to paint"
@@ -521,12 +521,8 @@ def _date_by_answers(batch: Batch, docs: list, events: list[Event], seen: set[st
 def _reworded(tokens, speaker: str, other: str | None, pronouns: dict[str, str],
               forms: dict[int, str] | None = None) -> str:
     """An event's text: the clause in the third person (``third_person``), chat fillers off its front,
-    capitalised; an object "it" takes the words it stands for (``it_antecedent``)."""
-    pronoun = pronouns.get(speaker, "they")
-    for tok in tokens:
-        if not (forms and tok.i in forms) and (phrase := it_phrase(tok, tokens, speaker, other, pronoun)):
-            forms = {**(forms or {}), tok.i: phrase}
-    what = _FILLER.sub("", third_person(tokens, speaker, other, pronoun, forms)).strip()
+    capitalised."""
+    what = _FILLER.sub("", third_person(tokens, speaker, other, pronouns.get(speaker, "they"), forms)).strip()
     return what[:1].upper() + what[1:]
 
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from ...timeparse import TimeSpan, spell_span
-from .grammar import clause_tokens, it_phrase, subject_of, third_person
+from .grammar import clause_tokens, subject_of, third_person
 
 FACT_KEY = "fact"
 MAX_FACT_WORDS = 16
@@ -274,9 +274,7 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
             tokens = _trim(tokens[:MAX_FACT_WORDS + 1])
             if not tokens:
                 continue
-        its = {t.i: p for t in tokens
-               if getattr(t, "dep_", None) and (p := it_phrase(t, tokens, speaker, other, pronoun))}
-        text = third_person(tokens, speaker, other, pronoun, its or None)
+        text = third_person(tokens, speaker, other, pronoun)
         if kind == "implicit":
             from .events import _implicit_prefix
 

@@ -10,6 +10,7 @@ import re
 from functools import lru_cache
 
 FIRST_PERSON = {"i", "we"}
+FUTURE_AUX = {"will", "'ll", "shall", "gonna"}  # auxiliaries of a clause said ahead
 _SUBJECT_DEPS = {"nsubj", "nsubjpass", "expl"}
 _LEADING_FILLERS = {"so", "well", "oh", "and", "but", "also", "anyway", "actually", "yeah", "btw", "when", "while",
                     "because", "since", "after", "before", "if", "as", "then", "plus"}
@@ -48,7 +49,6 @@ def has_own_subject(verb) -> bool:
     return any(c.dep_ in _SUBJECT_DEPS for c in verb.children)
 
 
-_THING_HEAD_POS = {"NOUN"}  # a name may be a person's that NER did not tag ("Caroline ... She sold it")
 _NOT_THINGS = {"PERSON", "DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
 
 
@@ -67,15 +67,15 @@ def it_antecedent(tok) -> list | None:
     Only objects: a subject "it" is as often the weather or the situation ("it poured", "it was amazing")."""
     if tok.lower_ != "it" or tok.dep_ not in ("dobj", "pobj"):
         return None
-    sents = list(tok.doc.sents)
-    at = next(i for i, sent in enumerate(sents) if sent.start <= tok.i < sent.end)
-    start = sents[at - 1].start if at else sents[at].start  # its sentence and the one before
-    for cand in reversed(tok.doc[start:tok.i]):
+    doc, start = tok.doc, tok.sent.start
+    if start:
+        start = doc[start - 1].sent.start  # its sentence and the one before
+    for cand in reversed(doc[start:tok.i]):
         if cand.dep_ not in ("nsubj", "nsubjpass") or cand.pos_ == "PRON" or cand.ent_type_ == "PERSON" \
                 or cand.lower_ in _people_nouns():
             continue  # "I fixed it", "and it beats the old one", "My sister called": look further back
-        if cand.pos_ not in _THING_HEAD_POS or cand.ent_type_ in _NOT_THINGS:
-            return None
+        if cand.pos_ != "NOUN" or cand.ent_type_ in _NOT_THINGS:
+            return None  # a name may be a person's that NER did not tag ("Caroline ... She sold it")
         words = [t for t in cand.subtree if t.i <= cand.i and t.dep_ in ("det", "amod", "compound", "poss", "nummod")
                  or t.i == cand.i]
         if len(words) > 5 or words[0].i != min(t.i for t in cand.subtree if t.i <= cand.i):
@@ -175,8 +175,12 @@ def third_person(tokens, speaker: str, other: str | None = None, pronoun: str = 
 
     Once the speaker's name is the subject, "my"/"myself" become a pronoun ("Priya made her first
     bowl", not "Priya made Priya's first bowl"); ``pronoun`` is "she", "he" or "they". ``forms`` gives
-    the word for some tokens (by index) outright: a question's verb turned into a statement's."""
+    the word for some tokens (by index) outright: a question's verb turned into a statement's. An object "it"
+    becomes what it stands for (``it_phrase``)."""
     possessive, reflexive = _PRONOUN_FORMS.get(pronoun, _PRONOUN_FORMS["they"])
+    # an object "it" takes the words it stands for ("signed off on the retrained encoder"); ``forms`` win
+    its = {t.i: p for t in tokens if getattr(t, "dep_", None) and (p := it_phrase(t, tokens, speaker, other, pronoun))}
+    forms = {**its, **(forms or {})}
     named = False
     out: list[str] = []
     # Subjects that become a third-person singular name; their verbs must agree ("I am" -> "is").
