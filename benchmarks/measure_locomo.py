@@ -48,6 +48,7 @@ CHOICES = [
     ("line sigma 0.5", {"line_sigma": 0.5}),
     ("12 lines per anchor", {"lines_per_anchor": 12}),
     ("-rrk (the reranker out)", {"rerank": False}),
+    ("anchors keep their share (no memory floor)", {"memory_floor": None}),
     ("events of a time question by compact text", {"temporal_event_lines": False}),
     ("temporal slots R 3", {"R": 3}),
 ]

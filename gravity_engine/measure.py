@@ -55,6 +55,7 @@ from .embed import Embedder
 from .errors import InputError
 from .hosts.base import Host, Memory
 from .query.config import FULL, Mode, QueryConfig
+from .query.inject import InjectedContext
 from .query.pipeline import GravityQuery, GravityResult
 from .query.session import Budget, HostSession, run_question
 from .query.text import normalize_token
@@ -367,9 +368,10 @@ def path_ms(g: GravityResult) -> tuple[float, float]:
     return total, total - t.get("embed", 0.0)
 
 
-def injected_events(g: GravityResult) -> list:
-    """The event anchors whose lines are in the injected context."""
-    shown = set(g.context.anchor_ids.get("events", []))
+def injected_events(g: GravityResult, context: InjectedContext | None = None) -> list:
+    """The event anchors whose lines are in the injected context (``context``: what the prompt holds, when the
+    budget packed it again after the memories were known; otherwise Gravity's own packing)."""
+    shown = set((context or g.context).anchor_ids.get("events", []))
     return [a for a in g.selected.get("events", []) if a.id in shown]
 
 
@@ -402,7 +404,7 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
         grounded = stage = None
         if dataset == "locomo" and q.category == "2" and gold and config.mode == Mode.anchors:
             stage = temporal_stage(gold, g.qtime.reference, q.evidence, store_events, g.selected.get("events", []),
-                                   injected_events(g))
+                                   injected_events(g, run.with_.anchors))
             grounded = None if stage is None else stage == GROUNDED
         path, path_no_embed = path_ms(g)
         expanded_ms = run.timings_ms.get("host_expanded_search") if run.expanded else None

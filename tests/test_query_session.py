@@ -151,3 +151,24 @@ def test_full_names_take_their_room_from_the_memories_under_an_equal_budget():
     on_top = ContextPack(memories=[_m("D1:0")], memory_lines=lines[:1], memory_tokens=count_tokens(lines[0]) + 1)
     _add_full_names(gq, on_top, Budget(total=on_top.tokens, additive=True))
     assert on_top.memory_lines == lines[:1] and on_top.anchors.total_tokens > 0  # additive: names on top
+
+
+def test_under_an_equal_budget_lines_worth_less_than_the_memory_they_push_out_give_their_room_back(parts):
+    store, gq, session = parts
+    budget = Budget(total=150, anchor_share=0.4, pool=20)
+    full = get_variant("full")
+    question = "What career is Caroline interested in?"
+    always = run_question(gq, session, question, config=full.with_(memory_floor=None), budget=budget)
+    strict = run_question(gq, session, question, config=full.with_(memory_floor=1.0), budget=budget)
+    assert always.with_.anchors.total_tokens > 0 and len(always.with_.memories) < len(always.without.memories)
+    assert strict.with_.anchors.total_tokens < always.with_.anchors.total_tokens
+    assert len(strict.with_.memories) > len(always.with_.memories)  # the room went back to the memories
+    assert strict.with_.tokens <= 150
+    # a temporal slot's event is pinned: it stays whatever the memories are worth
+    when = run_question(gq, session, QUESTION, config=full.with_(memory_floor=1.0), budget=budget)
+    pinned = [s.line.anchor_id for lines in when.with_.anchors.lines.values() for s in lines if s.pinned]
+    assert pinned and all(s.pinned for lines in when.with_.anchors.lines.values() for s in lines)
+    additive = Budget(total=150, anchor_share=0.4, pool=20, additive=True)
+    on_top = [run_question(gq, session, question, config=full.with_(memory_floor=f), budget=additive).with_.anchors.text
+              for f in (1.0, None)]
+    assert on_top[0] == on_top[1]  # memories are not at stake when the anchors come on top

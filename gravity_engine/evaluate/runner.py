@@ -304,7 +304,7 @@ class Runner:
         g = result.gravity
         grounded = None
         if s.dataset == "locomo" and q.category == "2" and gold and config.mode == Mode.anchors:
-            grounded = _grounded(gold, g.qtime.reference, injected_events(g))
+            grounded = _grounded(gold, g.qtime.reference, injected_events(g, pack.anchors))
         memories = result.merged_memories if config.mode != Mode.none else result.host_memories
         row = dict(
             dataset=s.dataset, conversation_id=item.conversation.id, question_id=q.id, category=q.category,

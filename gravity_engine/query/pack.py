@@ -91,13 +91,15 @@ def _order_key(config: QueryConfig):
     return lambda s: (not s.pinned, s.anchor_rank, module_pos[s.line.module], s.line.order)
 
 
-def _eligible(sel: LineSelection, config: QueryConfig) -> list[ScoredLine]:
+def _eligible(sel: LineSelection, config: QueryConfig, floor: float | None = None) -> list[ScoredLine]:
     """Lines worth considering: above ``line_sigma`` (pinned events always), at most ``lines_per_anchor`` each."""
     per_anchor: dict[str, int] = {}
     out = []
     aware = config.question_aware and config.rerank
     for s in sorted(sel.lines, key=_order_key(config)):
         if aware and not s.pinned and s.line.module != "events" and not (s.score >= config.line_sigma):
+            continue
+        if floor is not None and not s.pinned and s.priority < floor:
             continue
         n = per_anchor.get(s.line.anchor_id, 0)
         if s.line.module != "events" and n >= config.lines_per_anchor:
@@ -108,7 +110,7 @@ def _eligible(sel: LineSelection, config: QueryConfig) -> list[ScoredLine]:
 
 
 def pack_lines(sel: LineSelection, config: QueryConfig, budget: int | None,
-               count: Callable[[str], int] = count_tokens) -> InjectedContext:
+               count: Callable[[str], int] = count_tokens, floor: float | None = None) -> InjectedContext:
     """The chosen lines rendered as blocks within ``budget`` tokens (None: the per-anchor limits only)."""
     if config.packing == "anchors":
         return _pack_whole_anchors(sel, config, budget, count)
@@ -117,7 +119,7 @@ def pack_lines(sel: LineSelection, config: QueryConfig, budget: int | None,
     used = 0
     opened: set[str] = set()
     blocks_open: set[str] = set()
-    for s in _eligible(sel, config):
+    for s in _eligible(sel, config, floor):
         ln = s.line
         cost = count(_line_text(ln)) + 1
         if ln.anchor_id not in opened and ln.module != "events":

@@ -32,6 +32,7 @@ from .config import Mode, QueryConfig
 from .inject import InjectedContext, count_tokens
 from .names import BLOCK as NAMES
 from .names import render as render_names
+from .pack import pack_lines
 
 
 def memory_key(m: Memory) -> tuple:
@@ -267,6 +268,16 @@ def run_question(gq, session: HostSession, question: str, question_date=None, co
             room = budget.total - anchors.total_tokens
         with_ = _fill(session, merged, room, cache)
         with_.anchors = anchors
+        if config.memory_floor is not None and config.question_aware and config.rerank and room is not None \
+                and room != budget.total and len(with_.memories) < len(merged):
+            # the first memory the anchors push out: lines worth less than it give their room back
+            host_score = {memory_key(m): m.score for m in original}
+            pushed = merged[len(with_.memories)]
+            floor = host_score.get(memory_key(pushed), pushed.score) + config.memory_floor
+            kept = pack_lines(g.lines, config, cap, gq.count, floor=floor)
+            if kept.total_tokens < anchors.total_tokens:
+                with_ = _fill(session, merged, budget.total - kept.total_tokens, cache)
+                with_.anchors = kept
         if config.full_names and config.mode == Mode.anchors:
             _add_full_names(gq, with_, budget)
     timings.update(g.timings_ms)
