@@ -376,3 +376,15 @@ def test_a_resumed_classic_build_labels_topics_as_a_fresh_one(tmp_path, fake_emb
     assert again.report["batches"]["from_checkpoint"] > 0
     assert [t.label for t in again.anchors.topics] == [t.label for t in fresh.anchors.topics]
     assert any(t.label[:1].isupper() for t in fresh.anchors.topics)  # proper nouns first, as said
+
+
+def test_topic_keywords_break_ties_the_same_way_on_every_machine():
+    from gravity_engine.extract.classic.topics import _keywords
+
+    words = ["zebra", "yacht", "walrus", "violin", "umbrella", "tulip", "saddle", "raven", "quartz", "pepper",
+             "orchid", "nutmeg", "mango", "lantern", "kettle", "juniper", "harbor", "garnet", "falcon", "ember"]
+    docs = [" ".join(words), "pottery lesson bowl", "marathon berlin race"]
+    # every term of a document scores alike (said once): the single words first, in the vocabulary's order,
+    # whatever numpy's sort does with ties on this CPU (its AVX-512 sort ordered them otherwise)
+    assert _keywords(docs, frozenset(), top=4) == [sorted(words)[:4], ["bowl", "lesson", "pottery"],
+                                                   ["berlin", "marathon", "race"]]

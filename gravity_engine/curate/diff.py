@@ -171,7 +171,7 @@ def _match(module: str, A: list, B: list, emb_a: np.ndarray | None, emb_b: np.nd
             src_b = [set(B[j].source_ids) for j in jb]
             shares = np.array([[bool(sa & sb) for sb in src_b] for sa in src_a], dtype=bool)
             sims = np.where(shares, sims, -1.0)
-            order = np.dstack(np.unravel_index(np.argsort(-sims, axis=None), sims.shape))[0]
+            order = np.dstack(np.unravel_index(np.argsort(-sims, axis=None, kind="stable"), sims.shape))[0]
             for x, y in order:
                 if sims[x, y] < event_cosine:
                     break

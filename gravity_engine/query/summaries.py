@@ -95,7 +95,7 @@ def summarize_batches(conversation: Conversation, embedder: Embedder, per_batch:
         centroid = vec.mean(axis=0)
         score = vec @ centroid
         score = score + 0.05 * np.array([min(3, len(_SPECIFIC.findall(u.text))) for u in b.utterances])
-        pick = sorted(np.argsort(-score)[:per_batch].tolist())
+        pick = sorted(np.argsort(-score, kind="stable")[:per_batch].tolist())
         body = " ".join(f"{b.utterances[i].speaker}: {truncate_words(b.utterances[i].display_text(), max_words)}"
                         for i in pick)
         out.append(BatchSummary(id=f"sum{b.index}", session_id=b.session_id, text=f"({_when(b)}) {body}",
@@ -236,7 +236,7 @@ def pick_summaries(summaries: list[BatchSummary], matrix: np.ndarray, qvec: np.n
     """Best-matching summaries, in similarity order, while their total stays within ``token_target``."""
     if not summaries:
         return []
-    order = np.argsort(-(matrix @ qvec))
+    order = np.argsort(-(matrix @ qvec), kind="stable")  # ties in the same order on every CPU
     chosen: list[BatchSummary] = []
     used = 0
     for i in order:

@@ -114,10 +114,14 @@ def _keywords(docs: list[str], stop: frozenset[str], top: int = 6) -> list[list[
     else:
         return [[] for _ in docs]
     terms = vec.get_feature_names_out()
+    # Ties are common (every word said once scores alike): the single word first ("accepted", not "accepted
+    # email"), then the vocabulary's order. numpy's default sort orders ties differently on CPUs with AVX-512,
+    # so the same conversation got other keywords and labels on another machine.
+    words_in = np.array([str(t).count(" ") for t in terms])
     out: list[list[str]] = []
     for row in matrix.toarray():
         words: list[str] = []
-        for idx in np.argsort(-row):
+        for idx in np.lexsort((np.arange(len(row)), words_in, -row)):
             if row[idx] <= 0 or len(words) >= top:
                 break
             term = str(terms[idx])
