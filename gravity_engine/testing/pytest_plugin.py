@@ -16,8 +16,10 @@ TEST_API_KEY = "sk-test-0123456789-DO-NOT-LEAK"
 
 
 def local_llm_config(server: ScriptedOpenAIServer, **overrides) -> LLMConfig:
-    """A config for ``server`` with tiny timeouts and backoffs, so failure tests finish in a blink."""
-    values = dict(base_url=server.base_url, api_key=TEST_API_KEY, model="gravity-echo", timeout=0.5,
+    """A config for ``server`` with short timeouts and tiny backoffs, so failure tests finish in a blink. The
+    timeout leaves a loaded 2-core CI machine room: at 0.5 s a repair request once waited longer than that for
+    its first token and a test that times nothing out failed; tests of timeouts script 2 s stalls."""
+    values = dict(base_url=server.base_url, api_key=TEST_API_KEY, model="gravity-echo", timeout=1.5,
                   max_retries=2, backoff_base=0.01, backoff_max=0.5, concurrency=2)
     values.update(overrides)
     return LLMConfig(**values)
