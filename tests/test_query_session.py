@@ -172,3 +172,6 @@ def test_under_an_equal_budget_lines_worth_less_than_the_memory_they_push_out_gi
     on_top = [run_question(gq, session, question, config=full.with_(memory_floor=f), budget=additive).with_.anchors.text
               for f in (1.0, None)]
     assert on_top[0] == on_top[1]  # memories are not at stake when the anchors come on top
+    summaries = [run_question(gq, session, question, config=get_variant("+Sum").with_(memory_floor=f), budget=budget)
+                 .with_.anchors.text for f in (1.0, None)]
+    assert summaries[0] and summaries[0] == summaries[1]  # summaries are no anchor lines: the floor leaves them be

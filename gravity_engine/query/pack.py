@@ -92,7 +92,8 @@ def _order_key(config: QueryConfig):
 
 
 def _eligible(sel: LineSelection, config: QueryConfig, floor: float | None = None) -> list[ScoredLine]:
-    """Lines worth considering: above ``line_sigma`` (pinned events always), at most ``lines_per_anchor`` each."""
+    """Lines worth considering: above ``line_sigma`` (pinned events always) and ``floor`` (``memory_floor``: the
+    memory a line would push out, when known), at most ``lines_per_anchor`` each."""
     per_anchor: dict[str, int] = {}
     out = []
     aware = config.question_aware and config.rerank
@@ -111,7 +112,8 @@ def _eligible(sel: LineSelection, config: QueryConfig, floor: float | None = Non
 
 def pack_lines(sel: LineSelection, config: QueryConfig, budget: int | None,
                count: Callable[[str], int] = count_tokens, floor: float | None = None) -> InjectedContext:
-    """The chosen lines rendered as blocks within ``budget`` tokens (None: the per-anchor limits only)."""
+    """The chosen lines rendered as blocks within ``budget`` tokens (None: the per-anchor limits only); lines
+    scoring below ``floor`` are left out (temporal slots' events never)."""
     if config.packing == "anchors":
         return _pack_whole_anchors(sel, config, budget, count)
     chosen: list[ScoredLine] = []

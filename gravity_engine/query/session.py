@@ -268,8 +268,8 @@ def run_question(gq, session: HostSession, question: str, question_date=None, co
             room = budget.total - anchors.total_tokens
         with_ = _fill(session, merged, room, cache)
         with_.anchors = anchors
-        if config.memory_floor is not None and config.question_aware and config.rerank and room is not None \
-                and room != budget.total and len(with_.memories) < len(merged):
+        if config.memory_floor is not None and config.mode == Mode.anchors and config.question_aware and \
+                config.rerank and room is not None and room != budget.total and len(with_.memories) < len(merged):
             # the first memory the anchors push out: lines worth less than it give their room back
             host_score = {memory_key(m): m.score for m in original}
             pushed = merged[len(with_.memories)]
