@@ -22,8 +22,8 @@ from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
 from ..base import Batch
 from .answers import parsed_statements
 from .entities import NOT_NAMES, _looks_like_name, canonical_name, clean_name
-from .grammar import (FUTURE_AUX, clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader, third_person,
-                      verb_tense)
+from .grammar import (FUTURE_AUX, clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader,
+                      third_person, verb_tense)
 
 EVENTIVE = {
     "go", "visit", "start", "begin", "finish", "complete", "adopt", "get", "buy", "run", "sign", "join", "attend",
