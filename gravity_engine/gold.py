@@ -159,6 +159,14 @@ class GoldEvent(_Item):
         return self.date_end or self.date_start
 
 
+class GoldMention(_Item):
+    """A word in one utterance that names a gold entity without its name: a pronoun ("she"), a kin or role word
+    ("Mum", "my boss") or a nickname said once. Training data uses these to learn who such words are."""
+    utterance: str = Field(min_length=1)
+    text: str = Field(min_length=1)  # as written in the utterance, matched case-insensitively on word boundaries
+    entity: str = Field(min_length=1)  # a gold entity's name or alias
+
+
 class Gold(BaseModel):
     model_config = ConfigDict(extra="forbid")
     gold_version: int = GOLD_VERSION
@@ -170,6 +178,7 @@ class Gold(BaseModel):
     relations: list[GoldRelation] = Field(default_factory=list)
     facts: list[GoldFact] = Field(default_factory=list)
     events: list[GoldEvent] = Field(default_factory=list)
+    mentions: list[GoldMention] = Field(default_factory=list)
     path: Path | None = Field(default=None, exclude=True)
 
     def conversation_path(self) -> Path | None:
@@ -258,6 +267,10 @@ def _check(gold: Gold, source: str) -> None:
         if index.find(fact.subject) is None:
             raise InputError(f"subject {fact.subject!r} is not a gold entity (name or alias)", source=source,
                              where=f"facts[{i}].subject")
+    for i, mention in enumerate(gold.mentions):
+        if index.find(mention.entity) is None:
+            raise InputError(f"entity {mention.entity!r} is not a gold entity (name or alias)", source=source,
+                             where=f"mentions[{i}].entity")
     for i, ev in enumerate(gold.events):
         if ev.end < ev.date_start:
             raise InputError(f"date_end {ev.end} is before date_start {ev.date_start}", source=source,
@@ -266,14 +279,55 @@ def _check(gold: Gold, source: str) -> None:
 
 def check_against_conversation(gold: Gold, conversation: Any) -> list[str]:
     """Problems between a gold file and its conversation: evidence ids that do not exist, speakers that differ."""
-    ids = {u.id for u in conversation.utterances()}
+    texts = {u.id: u.text for u in conversation.utterances()}
+    ids = set(texts)
     problems = []
     for group in ("relations", "facts", "events"):
         for i, item in enumerate(getattr(gold, group)):
             problems += [f"{group}[{i}]: evidence {e!r} is not an utterance id" for e in item.evidence if e not in ids]
+    for i, m in enumerate(gold.mentions):
+        if m.utterance not in ids:
+            problems.append(f"mentions[{i}]: utterance {m.utterance!r} is not an utterance id")
+        elif not mention_spans(texts[m.utterance], m.text):
+            problems.append(f"mentions[{i}]: {m.text!r} is not a word in {m.utterance} ({texts[m.utterance][:60]!r})")
     if gold.speakers and sorted(gold.speakers) != sorted(conversation.speakers):
         problems.append(f"speakers {gold.speakers} differ from the conversation's {conversation.speakers}")
     return problems
+
+
+def gold_stats(gold: Gold, conversation: Any) -> dict[str, int]:
+    """What a gold file holds for training: utterances, entities, typed mentions (each time an entity's name or
+    alias stands in an utterance), relations and relation instances (relation x evidence utterance), junk names,
+    reference mentions (pronouns, kin words), and relations whose evidence names neither side nor a mention of it."""
+    utts = list(conversation.utterances())
+    typed = 0
+    for ent in gold.entities:
+        for u in utts:
+            typed += any(mention_spans(u.text, n) for n in [ent.name, *ent.aliases])
+    index = GoldIndex(gold)
+    linked: dict[str, set[int]] = {}
+    for m in gold.mentions:
+        linked.setdefault(m.utterance, set()).add(index.find(m.entity))
+    texts = {u.id: u.text for u in utts}
+    speaker_of = {u.id: u.speaker for u in utts}
+    unanchored = 0
+    for rel in gold.relations:
+        sides = [index.find(rel.subject), index.find(rel.object)]
+        names = [n for i in sides if i is not None for n in (gold.entities[i].name, *gold.entities[i].aliases)]
+        names.append(rel.object)
+        if not any(any(mention_spans(texts.get(e, ""), n) for n in names) or linked.get(e, set()) & set(sides)
+                   or index.find(speaker_of.get(e, "")) in sides for e in rel.evidence):
+            unanchored += 1
+    return {"utterances": len(utts), "entities": len(gold.entities), "typed mentions": typed,
+            "relations": len(gold.relations), "relation instances": sum(len(r.evidence) for r in gold.relations),
+            "junk names": len(gold.junk_names), "reference mentions": len(gold.mentions),
+            "relations no evidence names": unanchored}
+
+
+def mention_spans(text: str, words: str) -> list[tuple[int, int]]:
+    """Character spans where ``words`` stands in ``text`` as whole words, case-insensitively."""
+    pattern = r"(?<!\w)" + re.escape(words.strip()) + r"(?!\w)"
+    return [m.span() for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
 
 
 # --------------------------------------------------------------------------------------------------
