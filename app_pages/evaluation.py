@@ -11,12 +11,14 @@ from gravity_engine import studio
 from gravity_engine.conversation import Question
 from gravity_engine.errors import GravityError
 from gravity_engine.evaluate.stats import SLICES, sample_slice
+from gravity_engine.viz import evaluation as eviz
 from app_pages._ui import llm_config, query_config, require_store, selectable_hosts, store_embedder
 
 st.title("Evaluation")
-st.caption("LLM-free measures: whether the context holds the gold answer (answer coverage, at the same token budget "
-           "with and without Gravity), evidence recall@k of the host with and without expansion queries, per question "
-           "category, each with a 95% bootstrap interval.")
+st.caption("LLM-free measures: whether the context holds the gold answer (at the same token budget with and without "
+           "Gravity), evidence recall@k of the host with and without expansion queries, per question category, each "
+           "with a 95% bootstrap interval. Answer accuracy needs a model to answer and a judge: the `evaluate` "
+           "command (docs/judging.md).")
 store = require_store()
 store_key = (str(store.path), studio.store_mtime(store.path))
 
@@ -63,7 +65,7 @@ with st.container(border=True):
     slice_ = sample_slice(pool, int(limit), how, int(seed))
     job: studio.EvaluationJob | None = st.session_state.get("evaluation_job")
     busy = job is not None and job.running
-    go = st.button(f"Run on {len(slice_)} questions", type="primary", key="evaluation_run",
+    go = st.button(eviz.run_label([q.category for q in slice_], dataset), type="primary", key="evaluation_run",
                    disabled=not slice_ or not host_names or busy, icon=":material/play_arrow:")
 
 if go:
@@ -143,18 +145,23 @@ if len(by_host) > 1:
 
 summary = summarize_with_intervals(rows, dataset, seed=int(seed))
 overall = summary[-1]
-st.subheader("Gold answer in context", anchor=False)
+head = eviz.headline(summary, [r.category for r in rows], dataset)
+st.subheader(eviz.MEASURE_NAME, anchor=False)
+st.caption(eviz.MEASURE_EXPLAINED + " " + head["counts"] + ".")
 m = st.columns(4)
-m[0].metric("Questions", overall["n"], help="The questions in the total; LoCoMo's adversarial ones (category 5) "
-                                               "are measured and shown apart, as in the benchmark.")
-m[1].metric("Host alone", _pct(overall["coverage_host"]))
+m[0].metric("Questions in the total", head["n"], help=head["counts"])
+m[1].metric("Host alone", _pct(overall["coverage_host"]), help="holds the gold answer, " + head["counts"])
 m[2].metric("Host + Gravity", _pct(overall["coverage_gravity"]),
-            delta=f"{overall['coverage_gain'].value * 100:+.0f} pts" if overall["coverage_gain"].value is not None
-            else None)
+            delta=f"{overall['coverage_gain'].value * 100:+.0f} pts" if head["show_gain"]
+            and overall["coverage_gain"].value is not None else None, help="holds the gold answer, " + head["counts"])
 gain = overall["coverage_gain"]
-m[3].metric("Gain, 95% interval", "–" if gain.low is None else f"{gain.low * 100:+.0f} … {gain.high * 100:+.0f}",
-            help="Points, paired bootstrap over the questions (2,000 resamples): the range the gain would likely take "
-                 "on another slice of the same kind. An interval that crosses 0 does not show a gain.")
+if head["show_gain"]:
+    m[3].metric("Gain, 95% interval", "–" if gain.low is None else f"{gain.low * 100:+.0f} … {gain.high * 100:+.0f}",
+                help="Points, paired bootstrap over the questions (2,000 resamples): the range the gain would likely "
+                     "take on another slice of the same kind. An interval that crosses 0 does not show a gain.")
+else:
+    m[3].metric("Gain", "too few questions", help=head["warning"])
+    st.warning(head["warning"], icon=":material/info:")
 small = [s for s in summary if s["small"]]
 if small:
     st.warning("Few questions in " + ", ".join(f"{s['label']} (n = {s['n']})" for s in small)

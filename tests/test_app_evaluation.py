@@ -55,7 +55,7 @@ def test_evaluation_runs_in_the_background_with_intervals_and_plain_labels(store
     assert not at.exception, [e.message for e in at.exception]
     job = _job(at)
     _wait(at, lambda: not job.running)
-    assert job.complete and metrics(at)["Questions"] == "8"
+    assert job.complete and metrics(at)["Questions in the total"] == "8"
     summary = next(df.value for df in at.dataframe if "gain (points)" in df.value.columns)
     assert list(summary["category"]) == ["Multi hop", "Single hop", "Temporal", "All questions"]
     assert list(summary["questions"]) == [2, 4, 2, 8]
@@ -77,7 +77,7 @@ def test_evaluation_slice_is_seeded_and_stratified(store_dir, questions):
     assert {q.category for q in job.questions} == {"temporal", "single-hop", "multi-hop"}
     assert any("stratified slice of 4 of 8 questions, seed 3" in c.value for c in at.caption)
     _wait(at, lambda: not job.running)
-    assert metrics(at)["Questions"] == "4"
+    assert metrics(at)["Questions in the total"] == "4"
 
 
 def test_evaluation_job_survives_page_switches(store_dir, questions):
@@ -88,7 +88,7 @@ def test_evaluation_job_survives_page_switches(store_dir, questions):
     at.switch_page("app_pages/evaluation.py").run()
     assert _job(at) is job
     _wait(at, lambda: not job.running)
-    assert metrics(at)["Questions"] == "8"
+    assert metrics(at)["Questions in the total"] == "8"
 
 
 def test_evaluation_compares_hosts_side_by_side(store_dir, questions):
@@ -101,7 +101,7 @@ def test_evaluation_compares_hosts_side_by_side(store_dir, questions):
     side = next(df.value for df in at.dataframe if "host" in df.value.columns)
     assert list(side["host"]) == ["dense", "bm25"] and (side["questions"] == 8).all()
     at.selectbox(key="evaluation_detail_host").set_value("bm25").run()
-    assert metrics(at)["Questions"] == "8"
+    assert metrics(at)["Questions in the total"] == "8"
 
 
 def test_cancel_stops_after_the_current_questions_and_resume_measures_only_the_rest(store_dir, questions,
@@ -146,4 +146,30 @@ def test_cancel_stops_after_the_current_questions_and_resume_measures_only_the_r
     assert job.complete and not job.cancelled
     ids = [r.question_id for r in job.rows["dense"]]
     assert ids[:len(first)] == first and sorted(ids) == sorted(f"q{i}" for i in range(8))  # none measured twice
-    assert metrics(at)["Questions"] == "8"
+    assert metrics(at)["Questions in the total"] == "8"
+
+
+def test_a_small_slice_shows_no_headline_gain_and_says_why(store_dir, questions):
+    at = open_page("app_pages/evaluation.py", store_dir)
+    at.number_input(key="evaluation_limit").set_value(1).run()
+    assert at.button(key="evaluation_run").label == "Run on 1 question"
+    at.button(key="evaluation_run").click().run()
+    _wait(at, lambda: not _job(at).running)
+    got = metrics(at)
+    assert got["Questions in the total"] == "1" and got["Gain"] == "too few questions"
+    assert not any(m.proto.delta for m in at.metric)  # no "+100 pts" beside a single question
+    assert any("too few to quote a gain" in w.value for w in at.warning)
+    assert "Holds the gold answer" in [h.value for h in at.subheader]
+
+
+def test_headline_states_n_and_the_adversarial_questions_left_out():
+    from gravity_engine.viz import evaluation as eviz
+
+    cats = ["1"] * 30 + ["2"] * 8 + ["5"] * 12
+    summary = [{"n": 38}]
+    head = eviz.headline(summary, cats, "locomo")
+    assert head["show_gain"] and not head["warning"]
+    assert head["counts"].startswith("n = 38 of 50 measured; 12 adversarial")
+    assert eviz.run_label(cats, "locomo") == "Run on 50 questions (38 in the total, 12 adversarial shown apart)"
+    small = eviz.headline([{"n": 19}], ["1"] * 19, "sample")
+    assert not small["show_gain"] and "19 questions" in small["warning"] and small["counts"] == "n = 19"
