@@ -391,10 +391,10 @@ def test_adaptive_limit_halves_on_overload_and_climbs_back_bounded():
     limit = AdaptiveLimit(4)
     with limit.slot(), limit.slot(), limit.slot():
         pass
-    limit.in_flight = 3  # three others still out when the fourth times out
+    limit.in_flight = 4  # three others still out when the fourth times out (still in its slot)
     limit.overloaded()
     assert (limit.limit, limit.ceiling) == (2, 3)
-    limit.in_flight = 0
+    limit.in_flight = 1
     limit.overloaded()
     assert (limit.limit, limit.ceiling, limit.decreases) == (1, 1, 2)  # it failed alone: one at a time
     for _ in range(AdaptiveLimit.PROBE_ROUNDS - 1):

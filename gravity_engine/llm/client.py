@@ -8,6 +8,7 @@ import json
 import logging
 import random
 import re
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from .config import LLMConfig
 from .endpoints import JSON_MODES
 from .guard import check_model_request
 from .transport import (BadRequestError, ChatRequest, ChatResponse, FatalError, FormatRejected, SendError,
-                        TransientError)
+                        StreamRejected, TransientError)
 from .usage import PromptUsage, UsageMeter
 
 log = logging.getLogger("gravity_engine.llm")
@@ -37,8 +38,18 @@ _MAX_ECHOED_REPLY = 6000  # chars of an invalid reply sent back in the repair ro
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|structured output|'text' or", re.I)
 
 
+# A server that does not stream says so naming the parameter ("'stream' is not supported", "stream_options:
+# extra fields not permitted"); "upstream" and the like do not match.
+_STREAM_WORDS = re.compile(r"\bstream(?:_options|ing)?\b", re.I)
+_STREAM_REJECTION_STATUS = (400, 422, 500, 501)
+
+
 def is_format_rejection(message: str) -> bool:
     return bool(_FORMAT_WORDS.search(message or ""))
+
+
+def is_stream_rejection(message: str, status: int | None) -> bool:
+    return status in _STREAM_REJECTION_STATUS and bool(_STREAM_WORDS.search(message or ""))
 
 
 @dataclass
@@ -144,7 +155,7 @@ class LLMClient:
         self.usage = UsageMeter()
         self._sleep = sleep
         self._mode_lock = threading.Lock()
-        self.limit = endpoints.limit_for(config.base_url, config.concurrency)
+        self.limit = endpoints.limit_for(config.base_url, config.concurrency, auto=config.concurrency_is_auto)
         if cache is None:
             cache = config.cache
         if cache is True:
@@ -173,6 +184,10 @@ class LLMClient:
 
     def _list_models(self) -> list[str]:
         raise NotImplementedError
+
+    def _server_slots(self) -> int | None:
+        """How many requests the server generates at once, if it says (llama.cpp's ``/props``)."""
+        return None
 
     # --- public entry points ----------------------------------------------------------------------
     def complete_json(self, prompt: PromptTemplate, context: dict[str, Any]) -> BaseModel:
@@ -355,23 +370,42 @@ class LLMClient:
 
     def _send_with_retries(self, request: ChatRequest, prompt_name: str, delta: PromptUsage) -> ChatResponse:
         check_model_request(self.config.base_url)
+        self.limit.start_once(self._server_slots)
         attempts = self.config.max_retries + 1
-        for attempt in range(attempts):
+        attempt = 0
+        while True:
             delta.requests += 1
             try:
                 with self.limit.slot():
-                    reply = self._send(request)
+                    try:
+                        reply = self._send(request)
+                    except TransientError as err:
+                        if err.overload:  # inside the slot: no waiting request takes the freed place first
+                            self.limit.overloaded()
+                        raise
+            except StreamRejected as err:
+                if not endpoints.streams(self.config.base_url):
+                    raise LLMError(f"{prompt_name}: the endpoint rejected the request (HTTP {err.status}): "
+                                   f"{err.message}") from None
+                endpoints.remember_no_stream(self.config.base_url)
+                delta.stream_fallbacks += 1
+                log.info("%s: %s rejected stream (HTTP %s: %s); asking without streaming from now on", prompt_name,
+                         self.config.endpoint_label(), err.status, err.message[:200])
+                continue  # the same request unstreamed, at once: not a retry
             except TransientError as err:
                 delta.timeouts += int(err.timeout)
-                if err.overload:
-                    self.limit.overloaded()
-                if attempt + 1 >= attempts:
+                delta.busy += int(err.busy)
+                crash = _local_server_crash(self.config.base_url)
+                if crash:
+                    raise LLMError(f"{prompt_name}: {crash}") from None
+                attempt += 1
+                if attempt >= attempts:
                     raise LLMError(f"{prompt_name}: {err.message}; gave up after {attempts} attempts "
                                    f"to {self.config.endpoint_label()}") from None
-                wait = self._backoff(attempt, err.retry_after)
+                wait = self._backoff(attempt - 1, err.retry_after)
                 delta.retries += 1
                 log.warning("%s: %s; retry %d/%d in %.2f s (at most %d requests in flight now)", prompt_name,
-                            err.message, attempt + 1, self.config.max_retries, wait, self.limit.limit)
+                            err.message, attempt, self.config.max_retries, wait, self.limit.limit)
                 self._sleep(wait)
                 continue
             except FatalError as err:
@@ -380,7 +414,14 @@ class LLMClient:
             delta.prompt_tokens += reply.prompt_tokens
             delta.completion_tokens += reply.completion_tokens
             return reply
-        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _local_server_crash(base_url: str) -> str | None:
+    """What happened to the local model server at ``base_url`` if this process started it and it died: a
+    crash then reads as one clear message instead of retries of "connection refused"."""
+    from .local_server import crash_report  # local_server imports this package's config: imported late
+
+    return crash_report(base_url)
 
 
 def parse_retry_after(headers: Any) -> float | None:
@@ -426,7 +467,7 @@ class OpenAIClient(LLMClient):
         key = self.config.api_key.get_secret_value()
         return text.replace(key, "***") if key and len(key) >= 4 else text
 
-    def _translate(self, err: Exception, request: ChatRequest | None = None) -> SendError:
+    def _translate(self, err: Exception, request: ChatRequest | None = None, streaming: bool = False) -> SendError:
         openai = self._openai_module
         if isinstance(err, openai.APITimeoutError):
             return TransientError(f"timed out: no token for {self.config.timeout:g} s", timeout=True)
@@ -438,6 +479,8 @@ class OpenAIClient(LLMClient):
             message = self._scrub(_error_message(err))
             if request is not None and request.response_format is not None and is_format_rejection(message):
                 return FormatRejected(message, status=status)
+            if streaming and is_stream_rejection(message, status):
+                return StreamRejected(message, status=status)
             if status is None:  # an error event inside a stream: the server failed this reply
                 return TransientError(f"the endpoint failed while answering: {message}")
             if status in (408, 409, 429) or status >= 500:
@@ -459,12 +502,13 @@ class OpenAIClient(LLMClient):
             kwargs["max_tokens"] = request.max_tokens
         if request.response_format is not None:
             kwargs["response_format"] = request.response_format
+        streaming = self.config.stream and endpoints.streams(self.config.base_url)
         try:
-            if self.config.stream:
+            if streaming:
                 return self._send_streamed(kwargs)
             completion = self._client.chat.completions.create(**kwargs)
         except self._openai_module.OpenAIError as err:
-            raise self._translate(err, request) from None
+            raise self._translate(err, request, streaming) from None
         if not completion.choices:
             raise TransientError("the endpoint returned no choices")
         choice = completion.choices[0]
@@ -478,30 +522,65 @@ class OpenAIClient(LLMClient):
         finish_reason = None
         usage = None
         pieces = 0
+        started = time.monotonic()
+        deadline = self.limit.stall_deadline(self.config.stall_timeout)
         with self._client.chat.completions.create(**kwargs, stream=True,
                                                   stream_options={"include_usage": True}) as stream:
-            for chunk in stream:
-                if getattr(chunk, "usage", None):
-                    usage = chunk.usage
-                for choice in chunk.choices or ():
-                    if choice.index not in (0, None):
-                        continue
-                    text = getattr(choice.delta, "content", None) if choice.delta is not None else None
-                    if text:
-                        parts.append(text)
-                        pieces += 1
-                    if choice.finish_reason:
-                        finish_reason = choice.finish_reason
-        if finish_reason is None and not parts:
-            raise TransientError("the endpoint closed the stream without a reply")
+            kind = stream.response.headers.get("content-type", "")
+            if "event-stream" not in kind and "json" in kind:
+                # A server (or a proxy in front of it) that ignores stream answers with the whole completion.
+                return _reply_from_json(stream.response.read(), self._scrub)
+            watch = _FirstTokenWatch(stream.response, deadline, self.limit.others_in_flight)
+            try:
+                for chunk in stream:
+                    if getattr(chunk, "usage", None):
+                        usage = chunk.usage
+                    for choice in chunk.choices or ():
+                        if choice.index not in (0, None):
+                            continue
+                        text = getattr(choice.delta, "content", None) if choice.delta is not None else None
+                        if text:
+                            parts.append(text)
+                            pieces += 1
+                        if choice.finish_reason:
+                            finish_reason = choice.finish_reason
+                    if (parts or finish_reason) and not watch.done:
+                        watch.stop()
+                        self.limit.record_first_token(time.monotonic() - started)
+            except Exception as err:
+                if not watch.fired:
+                    raise
+                log.debug("stream abandoned after a stall: %s", err)
+            finally:
+                watch.stop()
+        if watch.fired:
+            raise TransientError(f"no first token within {deadline:g} s while {watch.others} other request(s) to "
+                                 "the endpoint were in flight: queued behind them", busy=True)
+        if finish_reason is None:
+            # llama-cpp-python ends a stream this way when another request waits for the model.
+            what = "before its reply was complete" if parts else "without a reply"
+            raise TransientError(f"the endpoint closed the stream {what} (a busy server)", busy=True)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         if usage is None:  # a server that reports no usage in streams (llama-cpp-python): our own counts
             from .tokens import count_tokens
 
             prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in kwargs["messages"])
         # One streamed piece is about one token.
-        return ChatResponse(content="".join(parts), finish_reason=finish_reason or "stop", prompt_tokens=prompt_tokens,
+        return ChatResponse(content="".join(parts), finish_reason=finish_reason, prompt_tokens=prompt_tokens,
                             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0) or pieces)
+
+    def _server_slots(self) -> int | None:
+        import httpx  # the openai package's own HTTP library
+
+        check_model_request(self.config.base_url)
+        root = re.sub(r"/v1/?$", "", self.config.base_url.rstrip("/"))
+        key = self.config.api_key.get_secret_value()
+        try:
+            resp = httpx.get(f"{root}/props", headers={"Authorization": f"Bearer {key}"}, timeout=5.0)
+            slots = resp.json().get("total_slots") if resp.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return slots if isinstance(slots, int) and slots > 0 else None
 
     def _list_models(self) -> list[str]:
         check_model_request(self.config.base_url)
@@ -509,6 +588,78 @@ class OpenAIClient(LLMClient):
             return [m.id for m in self._client.models.list()]
         except self._openai_module.OpenAIError as err:
             raise self._translate(err) from None
+
+
+class _FirstTokenWatch:
+    """Abandons a stream that has no first token ``deadline`` seconds after it was sent while other requests
+    to the endpoint are in flight: it is queued behind them (llama-cpp-python answers 200 at once and holds
+    the stream, pinging, until the model is free; the pings keep the read timeout from ever firing). Alone,
+    a slow first token is a long prompt being read, and only the timeout applies."""
+
+    POLL_S = 0.1
+
+    def __init__(self, response: Any, deadline: float, others_in_flight):
+        self.fired = False
+        self.others = 0
+        self._response = response
+        self._deadline = deadline
+        self._others_in_flight = others_in_flight
+        self._stop = threading.Event()
+        threading.Thread(target=self._run, name="first-token-watch", daemon=True).start()
+
+    @property
+    def done(self) -> bool:
+        return self._stop.is_set()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        if self._stop.wait(self._deadline):
+            return
+        while not self._stop.is_set():
+            self.others = self._others_in_flight()
+            if self.others:
+                self.fired = True
+                self._cut()
+                return
+            self._stop.wait(self.POLL_S)
+
+    def _cut(self) -> None:
+        # Shutting the socket down wakes the read blocked on it; closing the response alone may not.
+        network = self._response.extensions.get("network_stream")
+        sock = network.get_extra_info("socket") if network is not None else None
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+            else:
+                self._response.close()
+        except Exception:  # noqa: BLE001 - already closed: the read has ended anyway
+            pass
+
+
+def _reply_from_json(raw: bytes, scrub) -> ChatResponse:
+    """A whole chat completion (the answer of a server that ignores ``stream``) as a ``ChatResponse``."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise TransientError(f"the endpoint answered a streamed request with a body that is not JSON: "
+                             f"{scrub(raw[:200].decode(errors='replace'))}") from None
+    if not isinstance(data, dict):
+        raise TransientError("the endpoint answered with JSON that is not a chat completion")
+    if data.get("error"):
+        error = data["error"]
+        message = error.get("message") if isinstance(error, dict) else str(error)
+        raise TransientError(f"the endpoint failed while answering: {scrub(str(message))[:500]}")
+    choices = data.get("choices") or []
+    if not choices or not isinstance(choices[0], dict):
+        raise TransientError("the endpoint returned no choices")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    usage = data.get("usage") or {}
+    return ChatResponse(content=str(message.get("content") or ""), finish_reason=choice.get("finish_reason") or "stop",
+                        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                        completion_tokens=int(usage.get("completion_tokens") or 0))
 
 
 def _error_message(err: Any) -> str:

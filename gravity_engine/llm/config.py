@@ -34,7 +34,7 @@ ENV_SETTINGS = {
     "GRAVITY_LLM_TEMPERATURE": ("temperature", float), "GRAVITY_LLM_TIMEOUT": ("timeout", float),
     "GRAVITY_LLM_MAX_RETRIES": ("max_retries", int), "GRAVITY_LLM_CONCURRENCY": ("concurrency", int),
     "GRAVITY_LLM_MAX_TOKENS": ("max_tokens", int), "GRAVITY_LLM_JSON_MODE": ("json_mode", str),
-    "GRAVITY_LLM_STREAM": ("stream", "bool"),
+    "GRAVITY_LLM_STREAM": ("stream", "bool"), "GRAVITY_LLM_STALL_TIMEOUT": ("stall_timeout", float),
 }
 _BOOLS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
@@ -63,12 +63,20 @@ class LLMConfig(BaseModel):
     backoff_base: float = Field(1.0, ge=0, description="first backoff in seconds; doubles per retry")
     backoff_max: float = Field(30.0, ge=0, description="cap on one backoff and on an honoured Retry-After")
     concurrency: int = Field(4, ge=1, le=64, description=(
-        "most requests in flight to this endpoint; fewer after timeouts, back up after successes"))
+        "most requests in flight to this endpoint; fewer after timeouts, stalled or dropped streams, back up "
+        "after successes. Left unset (auto), the client starts at the server's slots (llama.cpp's /props), "
+        "else at 2, and adapts up to this"))
     max_tokens: int | None = Field(4096, ge=1, description="cap on completion tokens per call")
     json_mode: JsonMode = Field("auto", description=(
         "structured output to ask for first: auto (json_schema, then whatever the endpoint accepts), "
         "json_schema, json_object_schema (llama.cpp grammar), json_object, or prompt (schema in the prompt)"))
-    stream: bool = Field(True, description="stream replies (the timeout then applies per token, not per reply)")
+    stream: bool = Field(True, description=(
+        "stream replies (the timeout then applies per token, not per reply); a server that rejects stream is "
+        "asked without it, and a complete JSON reply to a streamed request is accepted"))
+    stall_timeout: float = Field(30.0, gt=0, description=(
+        "seconds a stream may wait for its first token while other requests to the endpoint are in flight "
+        "(at least 3x the median first-token time so far) before it counts as queued behind them: it is "
+        "abandoned, retried, and the concurrency halves"))
     cache: bool = True
     cache_dir: Path = Field(default_factory=default_cache_dir)
     local_model: Path | None = Field(None, description="the GGUF file behind a local llama.cpp server, if any")
@@ -113,6 +121,11 @@ class LLMConfig(BaseModel):
             where = ".".join(str(p) for p in first["loc"])
             raise ConfigError(f"invalid LLM setting {where}={first.get('input')!r}: {first['msg']}") from None
 
+    @property
+    def concurrency_is_auto(self) -> bool:
+        """Concurrency left unset: the client finds the server's slots (or starts at 2) and adapts."""
+        return "concurrency" not in self.model_fields_set
+
     def has_key(self) -> bool:
         return self.api_key.get_secret_value() not in ("", NO_KEY)
 
@@ -128,7 +141,7 @@ class LLMConfig(BaseModel):
         """Everything but the key: what build reports and the settings page may show."""
         return {"base_url": self.endpoint_label(), "model": self.model, "temperature": self.temperature,
                 "timeout": self.timeout, "max_retries": self.max_retries, "concurrency": self.concurrency,
-                "json_mode": self.json_mode, "stream": self.stream,
+                "concurrency_auto": self.concurrency_is_auto, "json_mode": self.json_mode, "stream": self.stream,
                 "local_model": str(self.local_model) if self.local_model else None, "api_key_set": self.has_key()}
 
 
@@ -153,6 +166,8 @@ def env_settings(env) -> dict:
     values: dict = {}
     for var, (field, kind) in ENV_SETTINGS.items():
         raw = env.get(var, "").strip()
+        if field == "concurrency" and raw.lower() == "auto":
+            continue  # unset is auto
         if raw:
             values[field] = parse_setting(var, raw, kind)
     return values

@@ -39,15 +39,17 @@ class TransientError(SendError):
     """Worth retrying after a pause: 429, 5xx, timeouts, dropped connections.
 
     ``overload`` marks the failures that say "too many requests at once" (a timeout while queued or
-    generating, a 429): the client lowers its concurrency for the endpoint after them.
+    generating, a 429, a stream that stalled before its first token or was closed before its reply was
+    complete): the client lowers its concurrency for the endpoint after them.
     """
 
     def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None,
-                 timeout: bool = False, overload: bool = False):
+                 timeout: bool = False, overload: bool = False, busy: bool = False):
         super().__init__(message, status=status)
         self.retry_after = retry_after
         self.timeout = timeout
-        self.overload = overload or timeout
+        self.busy = busy  # the server was busy with other requests: a stalled or cut-short stream
+        self.overload = overload or timeout or busy
 
 
 class BadRequestError(SendError):
@@ -57,6 +59,11 @@ class BadRequestError(SendError):
 class FormatRejected(BadRequestError):
     """The endpoint refused the request's ``response_format``, whatever status code it used to say so
     (llama-cpp-python answers ``json_schema`` with HTTP 500): use the next JSON mode, never retry."""
+
+
+class StreamRejected(BadRequestError):
+    """The endpoint refused ``stream: true`` (or its ``stream_options``): ask again without streaming, and
+    remember that for the endpoint."""
 
 
 class FatalError(SendError):

@@ -19,6 +19,8 @@ class PromptUsage(BaseModel):
     repairs: int = 0  # calls that needed the repair round for invalid JSON
     timeouts: int = 0  # attempts abandoned because no token came for ``timeout`` seconds
     format_fallbacks: int = 0  # attempts whose response_format the endpoint refused (the next mode followed)
+    busy: int = 0  # attempts given up on a busy server: a stream stalled before its first token, or cut short
+    stream_fallbacks: int = 0  # attempts whose ``stream: true`` the endpoint refused (asked again unstreamed)
 
     def add(self, other: "PromptUsage") -> None:
         for name in type(self).model_fields:
@@ -34,7 +36,9 @@ def usage_summary(u: dict) -> str:
     get = lambda k: int(u.get(k, 0) or 0)  # noqa: E731
     failed = [f"{get('failures')} failed"] if get("failures") else []
     extra = [f"{get(k)} {label}" for k, label in (("retries", "retries"), ("timeouts", "timeouts"),
+                                                   ("busy", "busy-server drops"),
                                                    ("format_fallbacks", "format fallbacks"),
+                                                   ("stream_fallbacks", "stream fallbacks"),
                                                    ("repairs", "repairs")) if get(k)]
     head = f"{get('requests')} requests for {get('calls') + get('failures')} calls ({get('calls')} answered"
     return (f"{', '.join([head] + failed + extra)}), {get('cache_hits')} cache hits, "

@@ -16,6 +16,14 @@ Like real servers, it streams (server-sent events, usage in the last chunk) when
   ``srv.peak_active`` and ``srv.peak_waiting`` tell how many were in flight at once.
 * ``json_schema_500=True``: ``response_format: json_schema`` is answered with HTTP 500 and
   llama-cpp-python's validation message (``LLAMA_CPP_JSON_SCHEMA_ERROR``).
+* ``queue_streams=True`` (with ``slots``): a streamed request is answered 200 at once and then held,
+  with an SSE comment (``: ping``) every ``ping_interval`` s, until a slot is free; with
+  ``interrupt_streams=True`` a generating stream ends with ``[DONE]`` and no ``finish_reason`` as soon
+  as another request waits. Both are llama-cpp-python's server at its defaults (``interrupt_requests``).
+* ``props_slots=N``: ``GET /props`` says ``{"total_slots": N}``, as llama.cpp's own server does.
+
+And like simple proxies and gateways, ``ignore_stream=True`` answers a streamed request with one JSON
+body, and ``reject_stream=True`` answers it with HTTP 400 naming ``stream``.
 """
 
 from __future__ import annotations
@@ -117,7 +125,9 @@ class ScriptedOpenAIServer:
     def __init__(self, replies: list[Any] | None = None, router: Router | None = None, *,
                  models: list[str] | None = None, api_key: str | None = None,
                  token_counter: Callable[[str], int] = approx_tokens, slots: int | None = None,
-                 json_schema_500: bool = False):
+                 json_schema_500: bool = False, ignore_stream: bool = False, reject_stream: bool = False,
+                 queue_streams: bool = False, interrupt_streams: bool = False, ping_interval: float = 0.1,
+                 props_slots: int | None = None):
         self.replies: deque = deque(replies or [])
         self.router = router
         self.models = models or ["gravity-echo", "gpt-4o-mini"]
@@ -129,6 +139,13 @@ class ScriptedOpenAIServer:
         # when it answered the request.
         self.routes: list[Callable[[Any], bool]] = []
         self.json_schema_500 = json_schema_500
+        self.ignore_stream = ignore_stream
+        self.reject_stream = reject_stream
+        self.queue_streams = queue_streams
+        self.interrupt_streams = interrupt_streams
+        self.ping_interval = ping_interval
+        self.props_slots = props_slots
+        self.interrupted = 0  # streams ended early because another request waited (interrupt_streams)
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self.active = self.waiting = self.peak_active = self.peak_waiting = 0
         self.abandoned = 0  # streamed replies whose client went away before the end
@@ -237,16 +254,24 @@ class ScriptedOpenAIServer:
             pause += reply.stall
         return pause
 
-    def _enter_slot(self) -> None:
+    def _enter_slot(self, ping: Callable[[], bool] | None = None) -> bool:
+        """Wait for a slot; ``ping`` (if given) is called every ``ping_interval`` s while waiting and returns
+        False when the client has gone, which gives up the wait (False)."""
         with self._lock:
             self.waiting += 1
             self.peak_waiting = max(self.peak_waiting, self.waiting)
         if self._slots is not None:
-            self._slots.acquire()
+            while not self._slots.acquire(timeout=self.ping_interval if ping else None):
+                if self._closing.is_set() or not ping():
+                    with self._lock:
+                        self.waiting -= 1
+                        self.abandoned += 1
+                    return False
         with self._lock:
             self.waiting -= 1
             self.active += 1
             self.peak_active = max(self.peak_active, self.active)
+        return True
 
     def _leave_slot(self) -> None:
         with self._lock:
@@ -307,6 +332,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/models"):
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "scripted"} for m in self.owner.models]
             return self._send_json(200, {"object": "list", "data": data})
+        if self.path.rstrip("/") == "/props" and self.owner.props_slots:
+            return self._send_json(200, {"total_slots": self.owner.props_slots, "model_path": self.owner.models[0]})
         self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
     def do_POST(self) -> None:  # noqa: N802
@@ -327,12 +354,37 @@ class _Handler(BaseHTTPRequestHandler):
         rejection = self.owner._schema_rejection(body)
         if rejection is not None:  # the server's request validation, before any model work
             return self._send_json(rejection.status, rejection.body)
+        if body.get("stream") and self.owner.reject_stream:
+            return self._send_json(400, {"error": {"message": "'stream' is not supported by this endpoint",
+                                                   "type": "invalid_request_error", "param": "stream", "code": None}})
         reply = self.owner._next_reply(body)
+        plain = reply.status == 200 and not reply.drop and reply.body is None and not reply.delay
+        if body.get("stream") and self.owner.queue_streams and plain and not self.owner.ignore_stream:
+            return self._queued_stream(body, reply)
         self.owner._enter_slot()
         try:
             self._answer(body, reply)
         finally:
             self.owner._leave_slot()
+
+    def _queued_stream(self, body: dict[str, Any], reply: Reply) -> None:
+        """llama-cpp-python's way: 200 and the headers at once, pings while the model is busy, then the reply."""
+        if not self._stream_headers(reply):
+            return
+        if not self.owner._enter_slot(ping=self._ping):
+            return
+        try:
+            self._stream_events(body, reply)
+        finally:
+            self.owner._leave_slot()
+
+    def _ping(self) -> bool:
+        try:
+            self.wfile.write(b": ping\n\n")
+            self.wfile.flush()
+            return True
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            return False
 
     def _answer(self, body: dict[str, Any], reply: Reply) -> None:
         closing = self.owner._closing
@@ -348,7 +400,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200:
             return self._send_json(reply.status, reply.body if reply.body is not None else {"error": {"message": "error"}},
                                    reply.headers)
-        if body.get("stream") and reply.body is None:
+        if body.get("stream") and reply.body is None and not self.owner.ignore_stream:
             return self._stream(body, reply)
         pieces = _PIECE.findall(reply.content or "")
         generation = sum(self.owner._generation_pause(i, reply) for i in range(len(pieces)))
@@ -358,14 +410,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream(self, body: dict[str, Any], reply: Reply) -> None:
         """Server-sent events, one piece per event, as OpenAI and llama.cpp send them."""
-        owner = self.owner
+        if self._stream_headers(reply):
+            self._stream_events(body, reply)
+
+    def _stream_headers(self, reply: Reply) -> bool:
         self.close_connection = True  # the stream ends when the connection closes (no Content-Length)
-        events = [owner._chunk(body, {"role": "assistant", "content": ""}, None)]
-        pieces = _PIECE.findall(reply.content or "")
-        events += [owner._chunk(body, {"content": p}, None) for p in pieces]
-        events.append(owner._chunk(body, {}, reply.finish_reason))
-        if (body.get("stream_options") or {}).get("include_usage"):
-            events.append(owner._chunk(body, {}, None, owner._usage(body, reply)))
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -374,6 +423,19 @@ class _Handler(BaseHTTPRequestHandler):
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.end_headers()
+            return True
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+
+    def _stream_events(self, body: dict[str, Any], reply: Reply) -> None:
+        owner = self.owner
+        events = [owner._chunk(body, {"role": "assistant", "content": ""}, None)]
+        pieces = _PIECE.findall(reply.content or "")
+        events += [owner._chunk(body, {"content": p}, None) for p in pieces]
+        events.append(owner._chunk(body, {}, reply.finish_reason))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append(owner._chunk(body, {}, None, owner._usage(body, reply)))
+        try:
             for i, event in enumerate(events):
                 if 1 <= i <= len(pieces):
                     pause = owner._generation_pause(i - 1, reply)
@@ -381,6 +443,11 @@ class _Handler(BaseHTTPRequestHandler):
                         return
                 self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
                 self.wfile.flush()
+                if owner.interrupt_streams and owner.waiting and i < len(events) - 1:
+                    # llama-cpp-python (interrupt_requests): another request waits, so this one ends here.
+                    with owner._lock:
+                        owner.interrupted += 1
+                    break
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):

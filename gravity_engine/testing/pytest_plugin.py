@@ -22,6 +22,8 @@ def local_llm_config(server: ScriptedOpenAIServer, **overrides) -> LLMConfig:
     values = dict(base_url=server.base_url, api_key=TEST_API_KEY, model="gravity-echo", timeout=1.5,
                   max_retries=2, backoff_base=0.01, backoff_max=0.5, concurrency=2)
     values.update(overrides)
+    if values["concurrency"] == "auto":  # left unset, as a user who never chose one
+        del values["concurrency"]
     return LLMConfig(**values)
 
 
