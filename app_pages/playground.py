@@ -17,7 +17,8 @@ from gravity_engine.llm.models import describe_model
 from gravity_engine.query.config import VARIANTS
 from gravity_engine.query.summaries import MODEL_WRITTEN, variant_label
 from gravity_engine.viz import prompt as pview
-from app_pages._ui import llm_config, load_store, query_config, require_store, selectable_hosts, store_embedder
+from app_pages._ui import (llm_config, load_store, query_config, quote_table, require_store, selectable_hosts,
+                           store_embedder)
 
 st.title("Query playground")
 store = require_store()
@@ -100,19 +101,19 @@ def _anchors(trace: dict) -> None:
             st.caption("For a question about time an event's score also counts the utterance it cites and the "
                        "question's words it holds (docs/temporal.md), so it can differ from its plain cosine.")
         cands = pd.DataFrame(mt["candidates"], columns=["rank", "anchor_id", "label", "native_reason", "cosine",
-                                                        "status", "kept"])
+                                                        "status", "kept"]).rename(columns={"cosine": "rerank_score"})
         if cands.empty:
             st.caption("No candidates.")
         else:
-            if cands["cosine"].notna().any():
+            if cands["rerank_score"].notna().any():
                 top = cands.head(25).copy()
                 bars = alt.Chart(top).mark_bar().encode(
-                    x=alt.X("cosine:Q", title="rerank score (cosine to the question)"),
+                    x=alt.X("rerank_score:Q", title="rerank score (cosine to the question; events add more, above)"),
                     y=alt.Y("label:N", sort=list(top["label"]), title=None),
                     color=alt.Color("status:N", scale=alt.Scale(
                         domain=["kept", "temporal slot", "below sigma", "beyond K"],
                         range=["#54A24B", "#F58518", "#BAB0AC", "#9ecae9"])),
-                    tooltip=["anchor_id:N", "native_reason:N", "cosine:Q", "status:N"])
+                    tooltip=["anchor_id:N", "native_reason:N", "rerank_score:Q", "status:N"])
                 rule = alt.Chart(pd.DataFrame({"sigma": [sigma]})).mark_rule(
                     color="#E45756", strokeDash=[5, 3]).encode(x="sigma:Q")
                 st.altair_chart((bars + rule).properties(height=max(120, 22 * len(top))), width="stretch")
@@ -138,7 +139,7 @@ def _injected_lines(trace: dict) -> None:
         for col, block in zip(b, trace["blocks"]):
             col.metric(block["title"], f"{block['tokens']} tokens")
         rows = [{"block": block["title"], "anchor": ln["anchor_id"], "field": ln["field"], "line": ln["text"],
-                 "score": ln["score"], "temporal slot": ln["pinned"], "sources": ", ".join(ln["source_ids"])}
+                 pview.LINE_SCORE: ln["score"], "temporal slot": ln["pinned"], "sources": ", ".join(ln["source_ids"])}
                 for block in trace["blocks"] for ln in block.get("lines", [])]
         if rows:
             st.caption("What Gravity added, line by line: each line's score (its cosine with the question plus the "
@@ -157,6 +158,19 @@ def _full_prompts(trace: dict) -> None:
         st.code(trace["prompt_with"]["text"], language=None, wrap_lines=True)
 
 
+def _changes_table(changes: dict) -> list[dict]:
+    """One row per change, in the order a reader wants them: anchor lines (best first), memories brought by
+    expansion, the host's memories pushed out."""
+    rows = [{"change": "+ anchor line", "line": r["text"], "from": f"{r['kind']} · {r['anchor']}",
+             pview.LINE_SCORE: r["score"], "date": r["date"] + (" (temporal slot)" if r["pinned"] else ""),
+             "source_ids": r["source_ids"]} for r in changes["added"]]
+    rows += [{"change": "+ memory (expansion)", "line": r["text"], "from": r["why"], pview.LINE_SCORE: None,
+              "date": r["date"], "source_ids": r["source_ids"]} for r in changes["expansion"]]
+    rows += [{"change": "− pushed out", "line": r["text"], "from": f"the host's hit #{r['rank']}",
+              pview.LINE_SCORE: None, "date": r["date"], "source_ids": r["source_ids"]} for r in changes["pushed"]]
+    return rows
+
+
 llm_cfg = None
 llm_problem = None
 try:
@@ -172,10 +186,16 @@ with st.container(border=True):
                             key="playground_pick")
         if pick != picks[0] and st.session_state.get("playground_last_pick") != pick:
             st.session_state["playground_query"] = pick
+            known = next((q for q in questions if q["question"] == pick), None)
+            st.session_state["playground_gold_input"] = "" if known is None else str(known.get("answer") or "")
         st.session_state["playground_last_pick"] = pick
-    question = st.text_input("Question", key="playground_query",
+    q1, q2 = st.columns([3, 2])
+    question = q1.text_input("Question", key="playground_query",
                              placeholder="e.g. When did the model invent a drug dose?")
-    c1, c2 = st.columns(2)
+    typed_gold = q2.text_input("Gold answer (optional)", key="playground_gold_input",
+                               placeholder="type one to check both contexts against it",
+                               help="Filled in for a benchmark question; type your own to check any question.")
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 1], vertical_alignment="bottom")
     host_names = selectable_hosts()
     blocked = {h: studio.host_unavailable(h, llm_cfg) for h in host_names}
     host_name = c1.selectbox("Host", host_names, key="playground_host",
@@ -185,13 +205,14 @@ with st.container(border=True):
                            format_func=lambda v: variant_label(v, store, MODEL_WRITTEN if llm_cfg else None),
                            help="full = +EVT; +E/+V/+T single modules; -rrk no rerank; -exp no expansion; "
                                 "+Sum free-form summaries in the same slot.")
-    st.caption("Switch parts of Gravity off to see their effect")
-    t = st.columns(5)
-    use_e = t[0].toggle("Entities", True, key="playground_use_entities")
-    use_v = t[1].toggle("Events", True, key="playground_use_events")
-    use_t = t[2].toggle("Topics", True, key="playground_use_topics")
-    use_x = t[3].toggle("Expansion", True, key="playground_use_expansion")
-    use_r = t[4].toggle("Temporal slots", True, key="playground_use_temporal")
+    with c3.popover("Parts", icon=":material/tune:", help="Switch parts of Gravity off to see their effect"):
+        use_e = st.toggle("Entities", True, key="playground_use_entities")
+        use_v = st.toggle("Events", True, key="playground_use_events")
+        use_t = st.toggle("Topics", True, key="playground_use_topics")
+        use_x = st.toggle("Expansion", True, key="playground_use_expansion")
+        use_r = st.toggle("Temporal slots", True, key="playground_use_temporal")
+    ask_clicked = c4.button("Ask", type="primary", key="playground_ask", icon=":material/send:", width="stretch",
+                            disabled=not question.strip() or bool(blocked.get(host_name)))
     if not blocked.get(host_name) and host_name not in LLM_AT_INGEST:
         studio.host_in_background(store, host_name)  # index while the question is typed
     if blocked.get(host_name):
@@ -203,14 +224,13 @@ with st.container(border=True):
     if llm_problem:
         st.error(f"The model settings cannot be used: {llm_problem}")
         st.page_link("app_pages/settings.py", label="Fix them in Settings", icon=":material/settings:")
-    ask_clicked = st.button("Ask", type="primary", key="playground_ask", icon=":material/send:",
-                            disabled=not question.strip() or bool(blocked.get(host_name)))
 
 gold = next((q for q in questions if q["question"] == question), None)
 
 if ask_clicked and question.strip():
     from gravity_engine.query.pipeline import ask
 
+    st.session_state.pop("playground_llm_error", None)
     try:
         cfg = query_config(variant)
         wanted = tuple(m for m, on in (("entities", use_e), ("events", use_v), ("topics", use_t)) if on)
@@ -220,13 +240,22 @@ if ask_clicked and question.strip():
         if llm_cfg is not None:
             from gravity_engine.llm import OpenAIClient
 
-            llm = OpenAIClient(llm_cfg)
+            # One attempt: the page waits at most the configured timeout, then shows what it has offline.
+            llm = OpenAIClient(llm_cfg.model_copy(update={"max_retries": 0}))
         host = _host(host_name, llm_cfg if host_name in LLM_AT_INGEST else None)
+        qdate = (gold or {}).get("question_date")
         with st.spinner("Asking…"):
-            result = ask(store, host, question.strip(), cfg,
-                         question_date=(gold or {}).get("question_date"), llm=llm, gravity=_gravity(*store_key))
+            try:
+                result = ask(store, host, question.strip(), cfg, question_date=qdate, llm=llm,
+                             gravity=_gravity(*store_key))
+            except GravityError as err:
+                if llm is None:
+                    raise
+                # The endpoint failed: everything but the answers is computed offline, so show that beside the error.
+                st.session_state["playground_llm_error"] = studio.message_for_people(err)
+                result = ask(store, host, question.strip(), cfg, question_date=qdate, llm=None,
+                             gravity=_gravity(*store_key))
         st.session_state["playground_result"] = json.loads(result.trace.to_json())
-        st.session_state["playground_gold"] = (gold or {}).get("answer")
         st.session_state["playground_store"] = store_key
         local = getattr(llm_cfg, "local_model", None)  # a GGUF file behind a local llama.cpp server
         st.session_state["playground_endpoint"] = None if llm_cfg is None else (
@@ -241,39 +270,39 @@ if not trace or st.session_state.get("playground_store") != store_key:
     st.stop()
 
 answers = trace["answers"]
-gold_answer = st.session_state.get("playground_gold")
+# The gold answer is read at every rerun: typing one checks the contexts already asked, no new question needed.
+gold_answer = typed_gold.strip() if typed_gold.strip() and question.strip() == trace["question"] else None
 answered = answers.get("status") == "answered"
-st.subheader("Answers", anchor=False)
-if answered:
+llm_error = st.session_state.get("playground_llm_error")
+if llm_error:
+    st.error(f"The model endpoint failed, so there are no answers; everything else below is computed offline. "
+             f"{llm_error}", icon=":material/cloud_off:")
+elif answered:
     where = st.session_state.get("playground_endpoint")
     st.caption(f"Answered by **{answers.get('model') or 'the configured model'}**"
                + (f" at {where}" if where else "") + " · the same model and prompt wording on both sides.")
 else:
-    st.info("**No model answer**: no model endpoint is set, so nothing was generated. Below each context: the "
-            "lines that best support an answer (evidence preview), not a model's answer. Set an endpoint "
-            "(a local server works offline) on the Settings page to compare real answers.", icon=":material/info:")
-a1, a2, a3 = st.columns(3)
+    st.caption("**No model answer** (no endpoint set: a local server works offline, see Settings). The verdicts "
+               "read the two contexts themselves.")
+people = [e.name for e in store.anchors.entities if (e.type or "").lower() == "person"]
+diff = None if gold_answer else pview.differences(trace, people)
+a1, a2, a3 = st.columns([2, 2, 1])
 for col, side, title in ((a1, "without", "Host alone"), (a2, "with", "Host + Gravity")):
     prompt = trace["prompt_without" if side == "without" else "prompt_with"]["text"]
     with col:
-        st.markdown(f"**{title}**")
-        covered = None
-        if gold_answer not in (None, ""):
+        if gold_answer:
             from gravity_engine.measure import context_covers
 
-            covered = context_covers(str(gold_answer), prompt)
-        st.html(pview.coverage_badge_html(covered, "context"))
+            st.html(pview.coverage_badge_html(context_covers(gold_answer, prompt), title))
+        elif side == "with":
+            st.html(pview.differences_html(diff))
+        else:
+            st.html(f'<div class="gs-cover gs-cover-na">{title}: the host\'s own memories</div>')
         if answered:
             st.html(f'<div class="gs-answer">{html.escape(answers.get(side) or "")}</div>')
-        else:
-            st.caption("Evidence preview (no model answer): the context lines that best support an answer")
-            st.html(pview.evidence_html(pview.evidence(prompt, trace["question"], gold_answer)))
 with a3:
-    st.markdown("**Gold answer**")
-    st.html(f'<div class="gs-answer">{html.escape(str(gold_answer))}</div>' if gold_answer not in (None, "")
-            else '<div class="gs-answer gs-answer-none">not a benchmark question</div>')
-    st.caption("“Gold answer in context” uses the coverage rule of `measure` and `evaluate`: every part of the gold "
-               "answer inside one context line, dates matched by meaning (“12 March” = 2024-03-12).")
+    st.html(f'<div class="gs-answer"><b>Gold:</b> {html.escape(gold_answer)}</div>' if gold_answer
+            else '<div class="gs-answer gs-answer-none">no gold answer: type one above to check both contexts</div>')
 
 top = pview.top_hit_pushed_out(trace)
 pushed = trace.get("pushed_out") or []
@@ -281,36 +310,62 @@ if top is not None:
     st.error(f"Fusion demoted the host's top hit out of the prompt with Gravity: “{top['text'][:300]}”. "
              "If it held the answer, Gravity cost this question; see the struck-through lines below.",
              icon=":material/warning:")
-elif pushed:
-    st.warning(f"With Gravity, {len(pushed)} of the host's own top {trace['host_k']} memories are not in the prompt "
-               "(fusion or the anchors' share of the budget pushed them out); the host's best hit stayed.",
-               icon=":material/info:")
 
-tm = trace["timings_ms"]
-m = st.columns(4)
-m[0].metric("Gravity query path", f"{tm.get('query_path', 0):.0f} ms")
-m[1].metric("Host search", f"{tm.get('host_search', 0):.0f} ms",
-            help="A host on the anchors' embedding model searches with the question's embedding, which Gravity's "
-                 "path computes (and counts) once for both.")
-m[2].metric("Injected tokens", trace["injected_tokens"])
-m[3].metric("Expansion queries", len(trace["expansions"]))
+changes = pview.what_changed(trace, store.anchors, store.conversation)
+table = _changes_table(changes)
+st.subheader(f"What Gravity changed: {len(changes['added'])} anchor lines, {len(changes['expansion'])} memories from "
+             f"expansion, {len(changes['pushed'])} of the host's pushed out", anchor=False)
+if table:
+    picked = st.dataframe(
+        pd.DataFrame(table).drop(columns=["source_ids"]), hide_index=True, width="stretch", key="playground_changes",
+        on_select="rerun", selection_mode="single-row", height=min(36 + 35 * len(table), 282),
+        column_config={"line": st.column_config.TextColumn(width="large"),
+                       pview.LINE_SCORE: st.column_config.NumberColumn(format="%.2f", help=pview.line_score_help(trace)),
+                       "from": st.column_config.TextColumn(width="medium")})
+    chosen_rows = (picked.selection.rows if picked is not None and hasattr(picked, "selection") else []) or []
+    if chosen_rows:
+        quote_table(store, table[chosen_rows[0]]["source_ids"], key="playground_change_quotes")
+    else:
+        st.caption("Select a row to read the utterances it comes from. " + pview.LINE_SCORE.capitalize() + ": "
+                   + pview.line_score_help(trace) + ".")
+else:
+    st.caption("Gravity changed nothing in this prompt (no anchor was kept and no expansion brought a memory).")
 
-st.subheader("What Gravity changed in the prompt", anchor=False)
 rows = pview.classify_prompt(trace)
 n = pview.diff_counts(rows)
-st.caption(f"The prompt with Gravity, line by line: **{n['anchor']} anchor lines** (green, with the anchor and "
-           f"field each comes from), **{n['expansion']} memories brought by expansion queries** (blue, with the "
-           f"query and anchor), **{n['removed']} host memories pushed out** (red, struck through); unchanged "
-           "lines are grey and long runs are folded.")
-st.html(pview.prompt_diff_html(rows))
+with st.expander(f"The prompt, line by line ({n['anchor']} anchor lines, {n['expansion']} memories brought by "
+                 f"expansion, {n['removed']} pushed out)", expanded=False):
+    st.caption("Green: anchor lines, with the anchor and field each comes from; blue: memories brought by expansion "
+               "queries, with the query and anchor; red, struck through: host memories pushed out; grey: unchanged, "
+               "long runs folded.")
+    st.html(pview.prompt_diff_html(rows))
 
-# The details sit in tabs that rerun on a switch, so an answer draws only the open one: every table and chart at
-# once made each answer slow to appear (the browser drew five grids, a chart and both prompts per question).
-DETAILS = {"Memories": _memories, "Anchors per module": _anchors, "Expansion queries": _expansions,
-           "Injected anchor lines": _injected_lines, "Both prompts in full": _full_prompts}
-for draw, tab in zip(DETAILS.values(), st.tabs(list(DETAILS), key="playground_details", on_change="rerun")):
-    if tab.open:
-        with tab:
-            draw(trace)
-st.download_button("Download the trace (JSON)", json.dumps(trace, indent=2, ensure_ascii=False),
-                   f"trace-{studio.safe_name(trace['variant'])}.json", "application/json", key="playground_dl_trace")
+with st.expander("Details: evidence, memories, anchors per module, expansion queries, both prompts, timings",
+                 expanded=False):
+    if not answered:
+        e1, e2 = st.columns(2)
+        for col, side in ((e1, "without"), (e2, "with")):
+            prompt = trace["prompt_without" if side == "without" else "prompt_with"]["text"]
+            col.caption(f"Evidence preview, {'host alone' if side == 'without' else 'host + Gravity'}: the context "
+                        "lines that best support an answer")
+            with col:
+                st.html(pview.evidence_html(pview.evidence(prompt, trace["question"], gold_answer)))
+    tm = trace["timings_ms"]
+    m = st.columns(4)
+    m[0].metric("Gravity query path", f"{tm.get('query_path', 0):.0f} ms")
+    m[1].metric("Host search", f"{tm.get('host_search', 0):.0f} ms",
+                help="A host on the anchors' embedding model searches with the question's embedding, which Gravity's "
+                     "path computes (and counts) once for both.")
+    m[2].metric("Injected tokens", trace["injected_tokens"])
+    m[3].metric("Expansion queries", len(trace["expansions"]))
+    # The details sit in tabs that rerun on a switch, so an answer draws only the open one: every table and chart
+    # at once made each answer slow to appear (the browser drew five grids, a chart and both prompts per question).
+    DETAILS = {"Memories": _memories, "Anchors per module": _anchors, "Expansion queries": _expansions,
+               "Injected anchor lines": _injected_lines, "Both prompts in full": _full_prompts}
+    for draw, tab in zip(DETAILS.values(), st.tabs(list(DETAILS), key="playground_details", on_change="rerun")):
+        if tab.open:
+            with tab:
+                draw(trace)
+    st.download_button("Download the trace (JSON)", json.dumps(trace, indent=2, ensure_ascii=False),
+                       f"trace-{studio.safe_name(trace['variant'])}.json", "application/json",
+                       key="playground_dl_trace")

@@ -81,6 +81,7 @@ def test_offline_the_diff_view_badges_and_evidence_preview(store_dir, monkeypatc
     qs = _sample_questions(monkeypatch)
     at = open_page("app_pages/playground.py", store_dir)
     at.selectbox(key="playground_pick").set_value(qs[0]["question"]).run()
+    assert at.text_input(key="playground_gold_input").value == qs[0]["answer"]
     trace = _ask(at, qs[0]["question"])
     page = _html(at)
     # the injected anchor lines are highlighted in the wrapped diff view, each with the anchor it came from
@@ -92,6 +93,52 @@ def test_offline_the_diff_view_badges_and_evidence_preview(store_dir, monkeypatc
     # offline: an evidence preview per context, labelled as no model answer
     assert "No model answer" in texts(at) and page.count('class="gs-evidence"') == 2
     assert "<mark>" in page
+    # the compact list: every anchor line with its anchor, kind, a named score and a date, then what was pushed out
+    changes = next(df.value for df in at.dataframe if "change" in df.value.columns)
+    lines = changes[changes["change"] == "+ anchor line"]
+    assert len(lines) == sum(len(b["lines"]) for b in trace["blocks"]) and "line score" in changes.columns
+    assert lines["date"].str.match(r"\d{4}-\d{2}-\d{2}|on or").all() and lines["from"].str.contains(" · ").all()
+    assert list(changes["change"]).count("− pushed out") == len(trace["pushed_out"])
+
+
+def test_without_a_gold_answer_the_verdict_says_what_differs_and_a_typed_one_is_checked(store_dir, monkeypatch):
+    _sample_questions(monkeypatch)
+    at = open_page("app_pages/playground.py", store_dir)
+    _ask(at, "When did Priya notice the hallucinated dose?")
+    page = _html(at)
+    assert "no gold answer to check" not in page and "gs-cover-diff" in page and "new context line" in page
+    at.text_input(key="playground_gold_input").set_value("7 May 2023").run()  # no new question asked
+    page = _html(at)
+    assert "gs-cover-yes" in page and "Gold:" in page
+
+
+def test_a_failing_endpoint_still_shows_everything_computed_offline(store_dir, monkeypatch):
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on: the connection is refused at once
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    _sample_questions(monkeypatch)
+    at = open_page("app_pages/playground.py", store_dir,
+                   llm_settings={"base_url": f"http://127.0.0.1:{port}/v1", "api_key": "sk-x", "model": "m"})
+    trace = _ask(at, "When did Priya notice the hallucinated dose?")
+    assert trace["blocks"] and any("model endpoint failed" in e.value for e in at.error)
+    assert 'class="gs-diff"' in _html(at) and any("change" in df.value.columns for df in at.dataframe)
+
+
+def test_an_anchor_line_holding_a_less_than_sign_is_counted_as_shown_in_the_prompt():
+    from gravity_engine.prompts.base import escape_text
+    from gravity_engine.viz import prompt as pview
+
+    line = "dose <5 mg was wrong"
+    trace = {"prompt_without": {"text": "[user]\n<memories>\n- a (D1:1)\n</memories>"},
+             "prompt_with": {"text": "[user]\n<memories>\n- a (D1:1)\n</memories>\n<anchors>\n## Events\n- "
+                                     + escape_text(line) + "\n</anchors>"},
+             "merged": [], "host_results": [], "modules": {},
+             "blocks": [{"module": "events", "title": "## Events", "lines": [
+                 {"anchor_id": "v1", "field": "what", "text": line, "score": 1.26, "source_ids": ["D1:1"]}]}]}
+    assert pview.diff_counts(pview.classify_prompt(trace))["anchor"] == 1
+    assert "line score 1.26" in pview.prompt_diff_html(pview.classify_prompt(trace))
 
 
 def test_the_diff_view_escapes_conversation_text():

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from ..measure import context_covers
+from ..prompts.base import escape_text
 from ..query.text import content_tokens, normalize_token
 from ..query.names import TITLE as NAMES_TITLE
 
@@ -65,7 +66,9 @@ def top_hit_pushed_out(trace: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _match(line: str, needle: str) -> bool:
-    return bool(needle) and needle.strip() in line
+    # The prompt shows every "<" of conversation text as "‹" (prompts.base.escape_text): match it as shown.
+    needle = needle.strip()
+    return bool(needle) and (escape_text(needle) in line or needle in line)
 
 
 def classify_prompt(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -102,7 +105,7 @@ def classify_prompt(trace: dict[str, Any]) -> list[dict[str, Any]]:
         hit = next((ln for ln in anchor_lines if _match(t, ln["text"])), None)
         mem = next((m for m in merged if m.get("text") and _match(t, m["text"].splitlines()[0])), None)
         if hit is not None:
-            score = "" if hit.get("score") is None else f" · cosine {hit['score']:.2f}"
+            score = "" if hit.get("score") is None else f" · line score {hit['score']:.2f}"
             slot = " · temporal slot" if hit.get("pinned") else ""
             rows.append({"kind": "anchor", "text": t,
                          "why": f"{labels.get(hit['anchor_id'], hit['anchor_id'])} ({hit['field']}){score}{slot}"})
@@ -211,3 +214,105 @@ def coverage_badge_html(covered: bool | None, label: str) -> str:
     text = "gold answer in context" if covered else "gold answer not in context"
     return (f'<div class="gs-cover gs-cover-{state}"><span class="gs-cover-mark">{"✓" if covered else "✗"}</span>'
             f'{html.escape(label)}: {text}</div>')
+
+
+LINE_SCORE = "line score"
+
+
+def line_score_help(trace: dict[str, Any]) -> str:
+    """What an anchor line's score is, with this trace's weight: not a cosine, so it can pass 1."""
+    w = (trace.get("config") or {}).get("line_lexical", 0.0) or 0.0
+    return (f"cosine of the line with the question + {w:g} × the share of the question's words it holds "
+            f"(idf-weighted), so up to {1 + w:g}" if w else "cosine of the line with the question")
+
+
+def _dates(anchors, conversation) -> tuple[dict[str, str], dict[str, str]]:
+    """Anchor id -> its date as shown (an event's resolved date, else as said); utterance id -> its session's day."""
+    by_anchor: dict[str, str] = {}
+    if anchors is not None:
+        for v in anchors.events:
+            by_anchor[v.id] = v.date_label()
+    by_utt: dict[str, str] = {}
+    if conversation is not None:
+        for sess in conversation.sessions:
+            for u in sess.utterances:
+                by_utt[u.id] = (u.timestamp or sess.timestamp or "")[:10]
+    return by_anchor, by_utt
+
+
+def _anchor_names(anchors) -> dict[str, str]:
+    if anchors is None:
+        return {}
+    names = {e.id: e.name for e in anchors.entities}
+    names.update({v.id: v.what for v in anchors.events})
+    names.update({t.id: t.label for t in anchors.topics})
+    return names
+
+
+def what_changed(trace: dict[str, Any], anchors=None, conversation=None) -> dict[str, list[dict[str, Any]]]:
+    """What Gravity put in the prompt and what it pushed out, one row per line, for a compact list: ``added``
+    (anchor lines, best score first: ``anchor``, ``kind``, ``text``, ``score``, ``date``, ``pinned``), ``expansion``
+    (memories brought by expansion queries: ``text``, ``why``, ``date``) and ``pushed`` (the host's memories the
+    context with Gravity lost: ``text``, ``rank``, ``date``). Every row has ``source_ids``. ``anchors`` and
+    ``conversation`` (optional) give dates and names the trace does not hold."""
+    labels = {**_anchor_names(anchors), **_labels(trace)}
+    anchor_dates, utt_dates = _dates(anchors, conversation)
+
+    def day(ids: list[str], fallback: str | None = None) -> str:
+        return next((utt_dates[i] for i in ids if utt_dates.get(i)), None) or (fallback or "")[:10]
+
+    added = []
+    for block in trace.get("blocks", []):
+        kind = MODULE_NAMES.get(block.get("module", ""), block.get("module", ""))
+        for ln in block.get("lines", []):
+            ids = list(ln.get("source_ids") or [])
+            added.append({"kind": kind, "anchor": labels.get(ln["anchor_id"], ln["anchor_id"]),
+                          "anchor_id": ln["anchor_id"], "text": ln["text"], "score": ln.get("score"),
+                          "pinned": bool(ln.get("pinned")),
+                          "date": anchor_dates.get(ln["anchor_id"]) or day(ids), "source_ids": ids})
+    added.sort(key=lambda r: (not r["pinned"], -(r["score"] if r["score"] is not None else -1)))
+    sources = memory_sources(trace)
+    expansion = [{"text": m["text"], "why": sources.get(_key(m), "an expansion search"),
+                  "date": day(list(m.get("utterance_ids") or []), m.get("timestamp")),
+                  "source_ids": list(m.get("utterance_ids") or [])}
+                 for m in trace.get("merged", []) if 0 not in (m.get("from_lists") or [0])]
+    pushed = [{"text": m["text"], "rank": m.get("rank"), "date": day(list(m.get("utterance_ids") or []),
+                                                                    m.get("timestamp")),
+               "source_ids": list(m.get("utterance_ids") or [])} for m in trace.get("pushed_out", [])]
+    return {"added": added, "expansion": expansion, "pushed": pushed}
+
+
+_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
+           "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
+_DATE = re.compile(rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}} (?:{_MONTHS})\.?,? \d{{4}}\b|"
+                   rf"\b(?:{_MONTHS})\.? \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}\b|\b(?:{_MONTHS}) \d{{4}}\b")
+
+
+def _context(prompt_text: str) -> str:
+    return "\n".join(context_lines(prompt_text))
+
+
+def differences(trace: dict[str, Any], names: list[str] | None = None) -> dict[str, list[str]]:
+    """Without a gold answer, what the context with Gravity holds that the host's alone does not: ``dates``
+    (written dates), ``people`` (of ``names``, e.g. the store's person entities) and ``facts`` (context lines)."""
+    before = _context((trace.get("prompt_without") or {}).get("text", ""))
+    after = _context((trace.get("prompt_with") or {}).get("text", ""))
+    old_lines = set(before.splitlines())
+    facts = [ln for ln in after.splitlines() if ln not in old_lines]
+    dates = list(dict.fromkeys(d for d in _DATE.findall(after) if d not in before))
+    people = [n for n in dict.fromkeys(names or []) if n and re.search(rf"\b{re.escape(n)}\b", after)
+              and not re.search(rf"\b{re.escape(n)}\b", before)]
+    return {"facts": facts, "dates": dates, "people": people}
+
+
+def differences_html(diff: dict[str, list[str]]) -> str:
+    """The verdict line for a question without a gold answer: what Gravity's context holds that the other lacks."""
+    if not (diff["facts"] or diff["dates"] or diff["people"]):
+        return '<div class="gs-cover gs-cover-na">Same facts in both contexts</div>'
+    parts = [f"{len(diff['facts'])} new context line{'s' if len(diff['facts']) != 1 else ''}"]
+    if diff["dates"]:
+        parts.append("dates " + ", ".join(diff["dates"][:4]) + (" …" if len(diff["dates"]) > 4 else ""))
+    if diff["people"]:
+        parts.append("people " + ", ".join(diff["people"][:4]) + (" …" if len(diff["people"]) > 4 else ""))
+    return (f'<div class="gs-cover gs-cover-diff"><span class="gs-cover-mark">+</span>'
+            f'{html.escape("; ".join(parts))}</div>')

@@ -68,12 +68,15 @@ def test_playground_diff_view_badges_and_evidence(served, tab):
     tab.get_by_label("Question", exact=True).fill(QUESTION)
     tab.get_by_label("Question", exact=True).press("Enter")
     tab.get_by_role("button", name="Ask").click()
-    tab.get_by_role("heading", name="What Gravity changed in the prompt").wait_for(timeout=180_000)
+    tab.get_by_role("heading", name="What Gravity changed", exact=False).wait_for(timeout=180_000)
+    _settle(tab)
+    tab.get_by_text("The prompt, line by line", exact=False).click()  # the full diff is folded under the summary
+    tab.get_by_text("Details: evidence", exact=False).click()
     _settle(tab)
     diff = tab.locator(".gs-diff")
     assert diff.count() == 1
     anchors = tab.locator(".gs-diff-anchor")
-    assert anchors.count() >= 1 and "cosine" in anchors.first.inner_text()
+    assert anchors.count() >= 1 and "line score" in anchors.first.inner_text()
     # wrapped, not a narrow box that scrolls sideways
     assert tab.evaluate("() => getComputedStyle(document.querySelector('.gs-diff-line')).whiteSpace") == "pre-wrap"
     width = tab.evaluate("() => document.querySelector('.gs-diff').getBoundingClientRect().width")
@@ -85,7 +88,6 @@ def test_playground_diff_view_badges_and_evidence(served, tab):
     diff.scroll_into_view_if_needed()
     _shot(tab, "playground-diff")
     tab.set_viewport_size({"width": 1440, "height": 2600})
-    tab.get_by_role("heading", name="Answers").scroll_into_view_if_needed()
     _settle(tab)
     _shot(tab, "playground")
     assert _outside(tab, served) == [], _outside(tab, served)
@@ -97,7 +99,7 @@ def test_playground_benchmark_question_badge_reads_dates_by_meaning(served, tab)
     tab.get_by_role("option", name=QUESTION).click()
     _settle(tab)
     tab.get_by_role("button", name="Ask").click()
-    tab.get_by_role("heading", name="What Gravity changed in the prompt").wait_for(timeout=180_000)
+    tab.get_by_role("heading", name="What Gravity changed", exact=False).wait_for(timeout=180_000)
     _settle(tab)
     assert "11 March 2024" in tab.locator("[data-testid='stMain']").inner_text()
     badges = [tab.locator(".gs-cover").nth(i).inner_text() for i in range(2)]
@@ -106,11 +108,11 @@ def test_playground_benchmark_question_badge_reads_dates_by_meaning(served, tab)
 
 def test_evaluation_slice_and_intervals(served, tab):
     _open(tab, served, "evaluation", "Evaluation")
-    tab.get_by_label("Questions (of 30)").fill("12")
+    tab.get_by_label("Questions (of 30)").fill("20")
     tab.get_by_label("Questions (of 30)").press("Enter")
     _settle(tab)
-    tab.get_by_role("button", name="Run on 12 questions").click()
-    tab.get_by_text("stratified slice of 12 of 30 questions, seed 0").wait_for(timeout=60_000)
+    tab.get_by_role("button", name="Run on 20 questions").click()
+    tab.get_by_text("stratified slice of 20 of 30 questions, seed 0").wait_for(timeout=60_000)
     tab.get_by_text("Gain, 95% interval").wait_for(timeout=240_000)
     _settle(tab)
     grid = tab.locator("[data-testid=stDataFrame]").first
