@@ -164,3 +164,11 @@ def test_evaluate_against_a_server_that_ignores_stream_finishes_its_slice(tmp_pa
         summary = run_evaluation(settings, OpenAIClient(local_llm_config(srv, cache=False)),
                                  OpenAIClient(local_llm_config(srv, cache=False)))
     assert summary.answer_errors == 0 and summary.rows_written == 2 * questions
+
+
+def test_test_connection_to_a_server_that_rejects_stream_says_it_works(allow_local_llm):
+    with ScriptedOpenAIServer(reject_stream=True, models=["other"]) as srv:
+        srv.push("OK")
+        check = OpenAIClient(local_llm_config(srv)).test_connection()
+        assert check.ok, check.message
+        assert not endpoints.streams(srv.base_url)

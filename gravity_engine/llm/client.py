@@ -278,9 +278,14 @@ class LLMClient:
                 return ConnectionCheck(True, f"connected to {where}; model {self.config.model!r} is available", models)
         except (SendError, NotImplementedError):
             pass  # many servers (Azure deployments, some proxies) have no model list: try a chat instead
+        probe = ChatRequest(model=self.config.model, messages=[{"role": "user", "content": "Reply with OK."}],
+                            temperature=0.0, max_tokens=1)
         try:
-            self._send(ChatRequest(model=self.config.model, messages=[{"role": "user", "content": "Reply with OK."}],
-                                   temperature=0.0, max_tokens=1))
+            try:
+                self._send(probe)
+            except StreamRejected:
+                endpoints.remember_no_stream(self.config.base_url)
+                self._send(probe)
         except SendError as err:
             return ConnectionCheck(False, f"cannot use model {self.config.model!r} at {where}: {err.message}", models)
         return ConnectionCheck(True, f"connected to {where}; model {self.config.model!r} answered", models)
