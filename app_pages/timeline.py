@@ -52,12 +52,17 @@ with st.container(border=True):
     entity_names = {e.id: e.name for e in others}
     chosen_entities = f3.multiselect("Mentioning", list(entity_names), format_func=entity_names.get,
                                      key="timeline_entities", placeholder="any place, organisation, thing…")
-    t1, t2, t3, t4 = st.columns(4)
+    t1, t2, t3, t4, t5 = st.columns([2, 3, 2, 2, 2])
     whole = t1.toggle("Whole range", value=False, key="timeline_whole_range",
                       help="Off: the sessions' own months, with earlier or later events on the edges. "
                            "On: every resolved date at its place, however far back.")
-    topic_lanes = t2.toggle("Topic lanes", value=True, key="timeline_topic_lanes",
-                            help="One lane per topic: the sessions in which it was discussed.")
+    n_topics = len(store.anchors.topics)
+    topic_modes = {"each": "one lane per topic", "one": "all in one lane", "off": "no topic lanes"}
+    topic_mode = t2.segmented_control(
+        "Topic lanes", list(topic_modes), format_func=topic_modes.get, key="timeline_topic_mode",
+        default="one" if n_topics > tviz.COLLAPSE_TOPICS_ABOVE else "each",
+        help="The sessions in which each topic was discussed; many topics start folded into one lane "
+             "(hover a square for the topics of that session).") or "off"
     show_links = t3.toggle("Links with evidence", value=True, key="timeline_links")
 
 shown = events
@@ -72,15 +77,18 @@ searching = bool(search.strip())
 
 span = None if whole else tviz.conversation_span(events)
 marks = tviz.lanes_frame(shown, span, match)
-dense = len(marks) > 60
-labels = t4.toggle("Labels", value=not dense, key="timeline_labels",
-                   help="A short label beside each point (off by default when there are many: hover for the list).")
+labels = t4.toggle("Labels", value=len(marks) <= 60, key="timeline_labels",
+                   help="Short labels beside the points where they fit, the most-cited events first (hover a point "
+                        "for its whole list; zoom in for room).")
+density = t5.toggle("Density", value=len(shown) > tviz.DENSITY_ABOVE, key="timeline_density",
+                    help="A strip per person and week, darker with more events, instead of a point per day.")
 if searching:
     st.caption(f"{int(match.sum())} of {len(shown)} events match “{md_escape(search.strip())}”; the others are faded.")
 if not marks.empty:
-    topic_marks = tviz.topic_lanes_frame(store.anchors, titles, span) if topic_lanes else None
+    topic_marks = (tviz.topic_lanes_frame(store.anchors, titles, span, collapsed=topic_mode == "one")
+                   if topic_mode != "off" else None)
     chart = tviz.timeline_chart(marks, topic_marks, links=links if show_links else None, domain=span, labels=labels,
-                                searching=searching)
+                                searching=searching, density=density)
     event = st.vega_lite_chart(vega_spec(chart), width="stretch", on_select="rerun", selection_mode="event",
                                key="timeline_chart")
     clicked = tviz.clicked_events(event.selection)
@@ -89,9 +97,10 @@ if not marks.empty:
         st.session_state["timeline_selected_event"] = clicked[0]
         st.rerun()  # open the clicked day's first event in Sources
     outside = int((marks["outside"] != "").sum())
-    st.caption("A lane per person (speakers and people named in the store); a point per day, bigger when several "
-               "events share it (hover for the list), bars for resolved ranges, triangles for 'on or before' and "
-               "'on or after'; close days share a lane in sub-rows. Click a point to read its sources below. Red "
+    st.caption("A lane per person (the speakers, and people typed person with at least "
+               f"{tviz.MIN_LANE_EVENTS} events; the rest share '{tviz.OTHER_PEOPLE}'); a point per day, bigger when "
+               "several events share it (hover for the list), bars for resolved ranges, triangles for 'on or before' "
+               "and 'on or after'; close days share a lane in sub-rows. Click a point to read its sources below. Red "
                "rings: dates to check. Dashed lines: cause/follow links whose utterances show them. Drag to pan, "
                "scroll to zoom."
                + (f" {outside} points lie outside the range shown and sit on its edge; turn on 'Whole range' to "

@@ -59,8 +59,9 @@ def chart_specs(at: AppTest) -> list[dict]:
 
 def lane_names(spec: dict) -> list[str]:
     """The timeline's lanes, as its y axis labels them."""
-    axis = next(layer["encoding"]["y"]["axis"] for layer in spec["layer"] if "axis" in layer["encoding"]["y"])
-    return json.loads(axis["labelExpr"].removesuffix("[datum.value]"))
+    from gravity_engine.viz.timeline import lane_names as names
+
+    return names(spec)
 
 
 def test_graph_hides_unconnected_entities_by_default(store_dir):
@@ -115,8 +116,10 @@ def test_timeline_lanes_are_people_and_topics(store_dir):
     lanes = lane_names(chart_specs(at)[0])
     assert {"Priya", "Marco"} <= set(lanes) and "St. Mary Hospital" not in lanes
     assert any(lane.startswith("Topic: ") for lane in lanes)
-    at.toggle(key="timeline_topic_lanes").set_value(False).run()
-    assert not any(lane.startswith("Topic: ") for lane in lane_names(chart_specs(at)[0]))
+    at.segmented_control(key="timeline_topic_mode").set_value("one").run()
+    assert [lane for lane in lane_names(chart_specs(at)[0]) if lane.startswith("Topic")] == ["Topics (2)"]
+    at.segmented_control(key="timeline_topic_mode").set_value("off").run()
+    assert not any(lane.startswith("Topic") for lane in lane_names(chart_specs(at)[0]))
 
 
 def test_timeline_search_finds_and_opens_an_event(store_dir):

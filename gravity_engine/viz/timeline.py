@@ -63,14 +63,29 @@ def _suspicious(start: pd.Timestamp, said: pd.Timestamp, when_text: str) -> str:
     return ""
 
 
+# A person other than a speaker gets a lane of their own from this many events on: a name said once ("Gryffindor",
+# typed person by the extractor) would take a lane's height for one point, which the speaker's lane shows anyway.
+MIN_LANE_EVENTS = 2
+OTHER_PEOPLE = "(other people)"
+
+
 def events_frame(anchors: AnchorSet, speakers: Iterable[str] = ()) -> pd.DataFrame:
     """One row per event: what, who (``people``: the lanes it is drawn in), the expression as said, the resolved
-    range, the date it was resolved against, and why the date looks wrong (``suspicious``)."""
+    range, the date it was resolved against, and why the date looks wrong (``suspicious``). Lanes are the speakers
+    and the entities typed person with at least ``MIN_LANE_EVENTS`` events."""
     topics = {t.id: t.label for t in anchors.topics}
+    speakers = list(speakers)
     lanes = people(anchors, speakers)
+    named = [list(dict.fromkeys(lanes[p.lower()] for p in v.participants if p.lower() in lanes))
+             for v in anchors.events]
+    counts: dict[str, int] = {}
+    for who in named:
+        for p in who:
+            counts[p] = counts.get(p, 0) + 1
+    keep = set(speakers) | {p for p, n in counts.items() if n >= MIN_LANE_EVENTS}
     rows = []
-    for v in anchors.events:
-        who = list(dict.fromkeys(lanes[p.lower()] for p in v.participants if p.lower() in lanes))
+    for v, all_who in zip(anchors.events, named):
+        who = [p for p in all_who if p in keep] or ([OTHER_PEOPLE] if all_who else [])
         rows.append({
             "id": v.id, "what": v.what, "participants": ", ".join(v.participants), "people": ", ".join(who),
             "participant": who[0] if who else (v.participants[0] if v.participants else NO_PERSON),
@@ -179,16 +194,19 @@ def lanes_frame(events: pd.DataFrame, domain: tuple[pd.Timestamp, pd.Timestamp] 
         items = [r["what"][:90] + (f' ("{r["when_text"]}")' if r["when_text"] else "") for r in recs]
         flags = [r["suspicious"] for r in recs if r["suspicious"]]
         ends = [r["date_end"].tz_localize(None) for r in recs if r["granularity"] in _SPANS]
+        cited = [len([i for i in r["sources"].split(", ") if i]) for r in recs]
+        top = recs[max(range(len(recs)), key=lambda i: cited[i])]
         rows.append({
             "lane": lane, "x": x, "date": day.date().isoformat(), "kind": kind, "n": len(recs),
+            "weight": sum(cited) + len(recs),
             "events": "  •  ".join(items[:5]) + (f"  •  … and {len(items) - 5} more" if len(items) > 5 else ""),
-            "label": _short(recs[0]["what"]) + (f" +{len(recs) - 1}" if len(recs) > 1 else ""),
+            "label": _short(top["what"], LABEL_CHARS) + (f" +{len(recs) - 1}" if len(recs) > 1 else ""),
             "ids": ", ".join(r["id"] for r in recs), "match": any(r["match"] for r in recs),
             "flag": flags[0] if flags else "", "outside": outside,
             "x_end": _place(max(ends), domain)[0] if ends else pd.NaT,
         })
-    return pd.DataFrame(rows, columns=["lane", "x", "date", "kind", "n", "events", "label", "ids", "match", "flag",
-                                       "outside", "x_end"])
+    return pd.DataFrame(rows, columns=["lane", "x", "date", "kind", "n", "weight", "events", "label", "ids", "match",
+                                       "flag", "outside", "x_end"])
 
 
 def _place(day: pd.Timestamp, domain: tuple[pd.Timestamp, pd.Timestamp] | None) -> tuple[pd.Timestamp, str]:
@@ -205,9 +223,17 @@ def _short(text: str, limit: int = 30) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
+# Above this many events the page starts on the density view (a strip per person and week).
+DENSITY_ABOVE = 400
+# Above this many topics their lanes start collapsed into one: sixteen lanes of squares took 70% of the height.
+COLLAPSE_TOPICS_ABOVE = 6
+
+
 def topic_lanes_frame(anchors: AnchorSet, titles: dict[str, str] | None = None,
-                      domain: tuple[pd.Timestamp, pd.Timestamp] | None = None) -> pd.DataFrame:
-    """The marks of the topic lanes: one row per session in which a topic was discussed."""
+                      domain: tuple[pd.Timestamp, pd.Timestamp] | None = None, *,
+                      collapsed: bool = False) -> pd.DataFrame:
+    """The marks of the topic lanes: one row per session in which a topic was discussed; ``collapsed``: one lane
+    for every topic, a row per session with its mentions summed and the topics named."""
     titles = titles or {}
     rows = []
     for t in anchors.topics:
@@ -216,10 +242,24 @@ def topic_lanes_frame(anchors: AnchorSet, titles: dict[str, str] | None = None,
             if when is None:
                 continue
             x, outside = _place(when, domain)
-            rows.append({"lane": "Topic: " + titles.get(t.id, t.label), "x": x, "date": when.date().isoformat(),
-                         "mentions": max(step.mentions, len(step.source_ids)), "state": step.state[:200],
+            title = titles.get(t.id, t.label)
+            rows.append({"lane": "Topic: " + title, "x": x, "date": when.date().isoformat(),
+                         "mentions": max(step.mentions, len(step.source_ids)),
+                         "state": (title + ": " if collapsed else "") + step.state[:200],
                          "session_id": step.session_id, "outside": outside})
-    return pd.DataFrame(rows, columns=["lane", "x", "date", "mentions", "state", "session_id", "outside"])
+    cols = ["lane", "x", "date", "mentions", "state", "session_id", "outside"]
+    frame = pd.DataFrame(rows, columns=cols)
+    if not collapsed or frame.empty:
+        return frame
+    lane = f"Topics ({len(anchors.topics)})"
+    grouped = []
+    for (x, date, session_id, outside), grp in frame.groupby(["x", "date", "session_id", "outside"], sort=True):
+        ranked = grp.sort_values("mentions", ascending=False, kind="stable")
+        grouped.append({"lane": lane, "x": x, "date": date, "mentions": int(grp["mentions"].sum()),
+                        "state": "  •  ".join(_short(st, 90) for st in ranked["state"].head(6))
+                                 + (f"  •  … and {len(grp) - 6} more" if len(grp) > 6 else ""),
+                        "session_id": session_id, "outside": outside})
+    return pd.DataFrame(grouped, columns=cols)
 
 
 def _day(text: str | None) -> pd.Timestamp | None:
@@ -238,57 +278,135 @@ def person_colors(lanes: list[str]) -> dict[str, str]:
 
 
 def lane_order(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None) -> list[str]:
-    """People with the most events first, 'no person' last, then the topic lanes."""
+    """People with the most events first, 'no person' and 'other people' last, then the topic lanes."""
     people_lanes = list(marks.groupby("lane")["n"].sum().sort_values(ascending=False, kind="stable").index)
-    if NO_PERSON in people_lanes:
-        people_lanes.remove(NO_PERSON)
-        people_lanes.append(NO_PERSON)
+    for tail in (OTHER_PEOPLE, NO_PERSON):
+        if tail in people_lanes:
+            people_lanes.remove(tail)
+            people_lanes.append(tail)
     return people_lanes + (list(dict.fromkeys(topic_marks["lane"])) if topic_marks is not None else [])
 
 
-# Sub-rows of a lane, as offsets from its centre line (in lanes): busy days go above and below, not on top.
-_SUB_ROWS = (0.0, -0.3, 0.3)
+PERSON_LANE_PX = 110
+CHART_CHROME_PX = 80  # the shape legend above the lanes and the time axis below them
+TOPIC_LANE_PX = 20
+# Sub-rows of a person lane, as shares of its height from its centre line: busy days go above and below.
+_SUB_ROWS = (0.0, -0.2, 0.2, -0.38, 0.38)
 
 
-def _stack(frame: pd.DataFrame, lanes: list[str], gap: pd.Timedelta) -> list[float]:
-    """A y position per row of ``frame``: its lane's index plus the first sub-row free at that date."""
+def lane_layout(lanes: list[str]) -> tuple[dict[str, tuple[float, float]], float]:
+    """Each lane's centre and height in pixels from the top, and the chart's height. Person lanes get the height:
+    together at least as much as all topic lanes (a topic lane is one row of squares)."""
+    person = [lane for lane in lanes if not _is_topic(lane)]
+    topics = [lane for lane in lanes if _is_topic(lane)]
+    person_px = max(PERSON_LANE_PX, -(-TOPIC_LANE_PX * len(topics) // max(1, len(person)))) if person else 0
+    out: dict[str, tuple[float, float]] = {}
+    top = 0.0
+    for lane in lanes:
+        h = TOPIC_LANE_PX if _is_topic(lane) else person_px
+        out[lane] = (round(top + h / 2), h)
+        top += h
+    return out, max(top, 60.0)
+
+
+def _is_topic(lane: str) -> bool:
+    return lane.startswith("Topic: ") or lane.startswith("Topics (")
+
+
+def _stack(frame: pd.DataFrame, layout: dict[str, tuple[float, float]], gap: pd.Timedelta) -> list[float]:
+    """A y position (pixels) per row of ``frame``: its lane's centre plus the first sub-row free at that date."""
     y = [0.0] * len(frame)
     for lane, grp in frame.reset_index(drop=True).groupby("lane", sort=False):
+        centre, h = layout[lane]
         last: list[pd.Timestamp | None] = [None] * len(_SUB_ROWS)
         for i, x in sorted(zip(grp.index, grp["x"]), key=lambda t: t[1]):
             free = [r for r, at in enumerate(last) if at is None or x - at >= gap]
             row = free[0] if free else min(range(len(last)), key=lambda r: last[r])
             last[row] = x
-            y[i] = lanes.index(lane) + _SUB_ROWS[row]
+            y[i] = centre + _SUB_ROWS[row] * h
     return y
+
+
+LABEL_CHARS = 20
+LABEL_FONT = 11
+# Labels are placed for a plot this wide (pixels) or wider: a wider chart only spreads them further apart.
+LABEL_PLOT_WIDTH = 760
+_CHAR_PX = 6.6  # the widest average advance of an 11 px sans-serif label, to size labels without a browser
+_LABEL_SPOTS = ((12, 0, "left"), (-12, 0, "right"), (8, -12, "left"), (-8, -12, "right"), (8, 12, "left"),
+                (-8, 12, "right"), (0, -15, "center"), (0, 15, "center"), (6, -24, "left"), (-6, -24, "right"),
+                (6, 24, "left"), (-6, 24, "right"), (0, -36, "center"), (0, 36, "center"), (0, -48, "center"),
+                (0, 48, "center"))
+
+
+def place_labels(marks: pd.DataFrame, domain: tuple[pd.Timestamp, pd.Timestamp] | None,
+                 width: float = LABEL_PLOT_WIDTH) -> pd.DataFrame:
+    """The marks whose label fits: the most-cited first, each beside its point (right, left, or a little above or
+    below) where its box meets no label placed before and stays inside the plot. ``marks`` carry ``y`` in pixels;
+    the rows returned add ``dx``, ``dy``, ``align`` and the box (``bx0 by0 bx1 by1``)."""
+    cols = list(marks.columns) + ["dx", "dy", "align", "bx0", "by0", "bx1", "by1"]
+    if marks.empty:
+        return pd.DataFrame([], columns=cols)
+    lo, hi = (domain if domain else (marks["x"].min(), marks["x"].max()))
+    span = max((hi - lo).total_seconds(), 1.0)
+    boxes: list[tuple[float, float, float, float]] = []
+    rows = []
+    for rec in marks.sort_values(["weight", "n", "date"], ascending=[False, False, True], kind="stable").to_dict(
+            "records"):
+        px = (rec["x"] - lo).total_seconds() / span * width
+        h = LABEL_FONT + 3
+        # The label as made, else cut to a few words: a busy week still names its most-cited events.
+        for text in dict.fromkeys([rec["label"], _short(rec["label"].split(" +")[0], 12)]):
+            w = len(text) * _CHAR_PX
+            spot = next(((dx, dy, align, box) for dx, dy, align in _LABEL_SPOTS
+                         for box in [_box(px, rec["y"], dx, dy, align, w, h)]
+                         if box[0] >= 0 and box[2] <= width and all(
+                             box[2] <= b[0] or box[0] >= b[2] or box[3] <= b[1] or box[1] >= b[3] for b in boxes)),
+                        None)
+            if spot is not None:
+                dx, dy, align, box = spot
+                boxes.append(box)
+                rows.append({**rec, "label": text, "dx": dx, "dy": dy, "align": align, "bx0": box[0], "by0": box[1],
+                             "bx1": box[2], "by1": box[3]})
+                break
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _box(px: float, py: float, dx: float, dy: float, align: str, w: float, h: float) -> tuple[float, ...]:
+    x0 = px + dx if align == "left" else px + dx - w if align == "right" else px - w / 2
+    return (x0, py + dy - h / 2, x0 + w, py + dy + h / 2)
 
 
 def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None, *,
                    links: pd.DataFrame | None = None, domain: tuple[pd.Timestamp, pd.Timestamp] | None = None,
-                   labels: bool = True, searching: bool = False, lane_height: int = 54) -> alt.LayerChart:
-    """Person lanes (one colour each), then topic lanes; a point per day (size: how many events; hover: the
-    list), a bar for ranges, triangles for 'on or before/after', a red ring on suspicious dates, a dashed
-    line for each link with evidence (``links``: :func:`supported_links`). Points closer than about a
-    hundredth of the range take the lane's next sub-row. Drag to pan, scroll to zoom the time axis; a click
-    selects a point (selection ``event``, field ``ids``: the ids of the events on that day)."""
+                   labels: bool = True, searching: bool = False, density: bool = False) -> alt.LayerChart:
+    """Person lanes (one colour each, most of the height), then topic lanes; a point per day (size: how many events;
+    hover: the list), a bar for ranges, triangles for 'on or before/after', a red ring on suspicious dates, a dashed
+    line for each link with evidence (``links``: :func:`supported_links`). Points closer than about a hundredth of
+    the range take the lane's next sub-row. ``labels``: the labels that fit (:func:`place_labels`); ``density``:
+    a strip per person and week, darker with more events, instead of points. Drag to pan, scroll to zoom the time
+    axis; a click selects a point (selection ``event``, field ``ids``: the ids of the events on that day).
+    Drawn as SVG so a label's box can be measured in the browser."""
     lanes = lane_order(marks, topic_marks)
-    person_lanes = [lane for lane in lanes if not lane.startswith("Topic: ")]
+    person_lanes = [lane for lane in lanes if not _is_topic(lane)]
     colors = person_colors(person_lanes)
+    layout, height = lane_layout(lanes)
     times = pd.concat([marks["x"], topic_marks["x"] if topic_marks is not None else marks["x"]]).dropna()
     span = (domain[1] - domain[0]) if domain else (times.max() - times.min() if len(times) else pd.Timedelta(0))
     gap = max(span / 110, pd.Timedelta(days=1))
-    marks = marks.assign(y=_stack(marks, lanes, gap))
+    marks = marks.assign(y=_stack(marks, layout, gap))
     if topic_marks is not None:
-        topic_marks = topic_marks.assign(y=[float(lanes.index(lane)) for lane in topic_marks["lane"]])
+        topic_marks = topic_marks.assign(y=[float(layout[lane][0]) for lane in topic_marks["lane"]])
     scale = alt.Scale(domain=[domain[0].isoformat(), domain[1].isoformat()]) if domain else alt.Undefined
     x = alt.X("x:T", title=None, scale=scale, axis=alt.Axis(format="%b %Y", labelFontSize=12, grid=True,
                                                               gridColor="#eef0f3", labelOverlap=True,
                                                               tickCount={"interval": "month", "step": 1}))
-    # Lanes on a numeric axis so a lane can hold sub-rows; its labels are the lane names (JSON-quoted data).
-    y = alt.Y("y:Q", title=None, scale=alt.Scale(domain=[-0.6, len(lanes) - 0.4], reverse=True, nice=False,
-                                                 zero=False),
-              axis=alt.Axis(values=list(range(len(lanes))), labelExpr=f"{json.dumps(lanes)}[datum.value]",
-                            labelFontSize=13, labelLimit=240, grid=False, ticks=False, domain=False))
+    # Lanes on a pixel axis (top = 0) so person lanes can be tall and topic lanes thin; the axis labels are the lane
+    # names at their centres (JSON-quoted data, looked up by the centre's value).
+    centres = {str(int(c)): lane for lane, (c, _) in layout.items()}
+    y_scale = alt.Scale(domain=[0, height], reverse=True, nice=False, zero=False)
+    y_axis = alt.Axis(values=[int(c) for c, _ in layout.values()], labelExpr=f"{json.dumps(centres)}['' + datum.value]",
+                      labelFontSize=12, labelLimit=240, grid=False, ticks=False, domain=False)
+    y = alt.Y("y:Q", title=None, scale=y_scale, axis=y_axis)
     zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
     color = alt.Color("lane:N", title="person", scale=alt.Scale(domain=person_lanes,
                                                                 range=[colors[p] for p in person_lanes]),
@@ -298,44 +416,87 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
                alt.Tooltip("n:Q", title="events"), alt.Tooltip("events:N", title="what"),
                alt.Tooltip("flag:N", title="check the date"), alt.Tooltip("outside:N", title="actual date"),
                alt.Tooltip("ids:N", title="ids")]
+    pick = alt.selection_point(name="event", fields=["ids"], on="click", toggle=False)
     layers = []
-    link_marks = _link_marks(links, marks) if links is not None else None
-    if link_marks is not None and not link_marks.empty:
-        layers.append(alt.Chart(inline(link_marks)).mark_rule(strokeDash=[4, 3], color="#52606d",
-                                                              strokeWidth=1.5).encode(
-            x=x, x2="x2:T", y=y, y2="y2:Q",
-            tooltip=[alt.Tooltip("kind:N", title="link"), alt.Tooltip("evidence:N"),
-                     alt.Tooltip("evidence_ids:N", title="utterances")]))
-    spans = marks.dropna(subset=["x_end"])
-    if not spans.empty:
-        # A thick rule, not a bar: on a numeric y a bar would grow from the axis' zero.
-        layers.append(alt.Chart(inline(spans)).mark_rule(strokeWidth=6, strokeCap="round", opacity=0.35).encode(
-            x=x, x2="x_end:T", y=y, color=color, tooltip=tooltip))
-    # A red ring flags a date to check; a dark ring a point pinned to the edge of the range shown.
-    ring = {"condition": [{"test": "datum.flag != ''", "value": FLAG_COLOR},
-                          {"test": "datum.outside != ''", "value": "#1f2933"}], "value": "white"}
-    ring_width = {"condition": [{"test": "datum.flag != ''", "value": 3}, {"test": "datum.outside != ''", "value": 2}],
-                  "value": 0}
-    layers.append(alt.Chart(inline(marks)).mark_point(filled=True).encode(
-        x=x, y=y, color=color, opacity=opacity, stroke=ring, strokeWidth=ring_width,
-        size=alt.Size("n:Q", scale=alt.Scale(range=[70, 420]), legend=None),
-        shape=alt.Shape("kind:N", title="date is",
-                        scale=alt.Scale(domain=["on", "on or before", "on or after"],
-                                        range=["circle", "triangle-left", "triangle-right"]),
-                        legend=alt.Legend(orient="top", symbolFillColor="#7b8794", symbolStrokeWidth=0)),
-        tooltip=tooltip).add_params(zoom, alt.selection_point(name="event", fields=["ids"], on="click", toggle=False)))
-    # A search labels what it found even when labels are off: the match must be findable at a glance.
-    labelled = marks if labels and not searching else marks[marks["match"]] if searching else None
-    if labelled is not None and not labelled.empty:
-        layers.append(alt.Chart(inline(labelled)).mark_text(align="left", dx=12, fontSize=12, color="#323f4b").encode(
-            x=x, y=y, text="label:N"))
+    # Lane bands: a faint background per person lane shows where one lane ends and the next begins.
+    bands = pd.DataFrame([{"lane": lane, "y0": c - h / 2, "y1": c + h / 2} for lane, (c, h) in layout.items()
+                          if not _is_topic(lane)][1::2], columns=["lane", "y0", "y1"])
+    if not bands.empty:
+        layers.append(alt.Chart(inline(bands)).mark_rect(color="#f5f7fa").encode(
+            y=alt.Y("y0:Q", title=None, scale=y_scale, axis=y_axis), y2="y1:Q"))
+    if density:
+        layers.append(_density_layer(marks, layout, x, color, pick, zoom))
+    else:
+        link_marks = _link_marks(links, marks) if links is not None else None
+        if link_marks is not None and not link_marks.empty:
+            layers.append(alt.Chart(inline(link_marks)).mark_rule(strokeDash=[4, 3], color="#52606d",
+                                                                  strokeWidth=1.5).encode(
+                x=x, x2="x2:T", y=y, y2="y2:Q",
+                tooltip=[alt.Tooltip("kind:N", title="link"), alt.Tooltip("evidence:N"),
+                         alt.Tooltip("evidence_ids:N", title="utterances")]))
+        spans = marks.dropna(subset=["x_end"])
+        if not spans.empty:
+            # A thick rule, not a bar: on a numeric y a bar would grow from the axis' zero.
+            layers.append(alt.Chart(inline(spans)).mark_rule(strokeWidth=6, strokeCap="round", opacity=0.35).encode(
+                x=x, x2="x_end:T", y=y, color=color, tooltip=tooltip))
+        # A red ring flags a date to check; a dark ring a point pinned to the edge of the range shown.
+        ring = {"condition": [{"test": "datum.flag != ''", "value": FLAG_COLOR},
+                              {"test": "datum.outside != ''", "value": "#1f2933"}], "value": "white"}
+        ring_width = {"condition": [{"test": "datum.flag != ''", "value": 3},
+                                    {"test": "datum.outside != ''", "value": 2}], "value": 0}
+        layers.append(alt.Chart(inline(marks)).mark_point(filled=True).encode(
+            x=x, y=y, color=color, opacity=opacity, stroke=ring, strokeWidth=ring_width,
+            size=alt.Size("n:Q", scale=alt.Scale(range=[60, 360]), legend=None),
+            shape=alt.Shape("kind:N", title="date is",
+                            scale=alt.Scale(domain=["on", "on or before", "on or after"],
+                                            range=["circle", "triangle-left", "triangle-right"]),
+                            legend=alt.Legend(orient="top", symbolFillColor="#7b8794", symbolStrokeWidth=0)),
+            tooltip=tooltip).add_params(zoom, pick))
+    # Only labels that fit are drawn; a search labels what it found (where it fits) even when labels are off.
+    wanted = marks if labels and not searching else marks[marks["match"]] if searching else None
+    placed = place_labels(wanted, domain) if wanted is not None and not wanted.empty else None
+    if placed is not None and not placed.empty:
+        for (dx, dy, align), grp in placed.groupby(["dx", "dy", "align"], sort=True):
+            layers.append(alt.Chart(inline(grp.drop(columns=["bx0", "by0", "bx1", "by1"]))).mark_text(
+                align=align, baseline="middle", dx=int(dx), dy=int(dy), fontSize=LABEL_FONT, color="#323f4b").encode(
+                x=x, y=y, text="label:N", description=alt.value("timeline label")))
     if topic_marks is not None and not topic_marks.empty:
         layers.append(alt.Chart(inline(topic_marks)).mark_square(color=MODULE_COLORS["topics"], opacity=0.75).encode(
-            x=x, y=y, size=alt.Size("mentions:Q", scale=alt.Scale(range=[40, 260]), legend=None),
+            x=x, y=y, size=alt.Size("mentions:Q", scale=alt.Scale(range=[30, 200]), legend=None),
             tooltip=[alt.Tooltip("lane:N", title="topic"), alt.Tooltip("date:N"), alt.Tooltip("session_id:N"),
                      alt.Tooltip("mentions:Q"), alt.Tooltip("state:N", title="in this session"),
                      alt.Tooltip("outside:N", title="actual date")]))
-    return alt.layer(*layers).properties(height=max(160, lane_height * len(lanes)))
+    # Streamlit sizes a chart to fit (autosize "fit"): the height holds the legend and the time axis too.
+    chart = alt.layer(*layers).properties(height=height + CHART_CHROME_PX)
+    chart.usermeta = {"embedOptions": {"renderer": "svg"}}
+    return chart
+
+
+def _density_layer(marks: pd.DataFrame, layout: dict[str, tuple[float, float]], x, color, pick, zoom):
+    """A strip per (person, week), as tall as the lane, more opaque with more events: hundreds of points per
+    lane read as one smear, a week's count does not."""
+    if marks.empty:
+        weeks = marks.assign(week=[], week_end=[], n=[], y0=[], y1=[])
+    else:
+        week = marks["x"].dt.to_period("W").dt.start_time
+        weeks = (marks.assign(week=week).groupby(["lane", "week"], sort=True)
+                 .agg(n=("n", "sum"), ids=("ids", ", ".join), events=("events", lambda e: "  •  ".join(e)[:400]))
+                 .reset_index())
+        weeks["week_end"] = weeks["week"] + pd.Timedelta(days=7)
+        weeks["y0"] = [layout[lane][0] - 0.42 * layout[lane][1] for lane in weeks["lane"]]
+        weeks["y1"] = [layout[lane][0] + 0.42 * layout[lane][1] for lane in weeks["lane"]]
+    return alt.Chart(inline(weeks)).mark_rect().encode(
+        x=x, x2="week_end:T", y=alt.Y("y0:Q"), y2="y1:Q", color=color,
+        opacity=alt.Opacity("n:Q", scale=alt.Scale(range=[0.25, 1]), legend=None),
+        tooltip=[alt.Tooltip("lane:N", title="person"), alt.Tooltip("week:T", title="week of", format="%d %b %Y"),
+                 alt.Tooltip("n:Q", title="events"), alt.Tooltip("events:N", title="what")]).add_params(zoom, pick)
+
+
+def lane_names(spec: dict) -> list[str]:
+    """The lanes of a :func:`timeline_chart` spec, top to bottom, as its y axis labels them."""
+    axis = next(layer["encoding"]["y"]["axis"] for layer in spec["layer"] if layer["encoding"]["y"].get("axis"))
+    centres = json.loads(axis["labelExpr"].removesuffix("['' + datum.value]"))
+    return [centres[k] for k in sorted(centres, key=int)]
 
 
 def clicked_events(selection) -> list[str]:
