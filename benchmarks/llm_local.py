@@ -5,11 +5,15 @@
    file as ``GRAVITY_LLM_GGUF`` does: batches, failed batches, and every request the client sent,
    split into answered calls, repairs, format fallbacks, and resends (after a timeout or a server error).
    "No request sent twice unless the server failed it" means: resends after a timeout = 0.
+   With ``--as-remote`` the client is given only the server's base URL, key and model (concurrency left at
+   auto), as a user who started ``python -m llama_cpp.server`` themselves: it starts at 2 requests in
+   flight and must settle at the server's one slot without losing a batch (issue 31); the table then also
+   says how many attempts were dropped by the busy server and where the limit ended.
 2. The playground's question answered by the host alone and with Gravity (``query.ask``, sample store,
    bm25 host), the first question (cold prompt cache) and a second one, in seconds.
 
 The model is tiny: it tests the plumbing; its answers are not evidence about Gravity.
-Usage: python benchmarks/llm_local.py [--batches N] [--max-tokens 1024] [--skip-build]
+Usage: python benchmarks/llm_local.py [--batches N] [--max-tokens 1024] [--skip-build] [--as-remote]
 Needs ``make local-llm``. Times depend heavily on what else runs on the machine: the load is printed.
 """
 
@@ -27,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from gravity_engine.llm import LLMConfig, OpenAIClient  # noqa: E402
+from gravity_engine.llm import LLMConfig, OpenAIClient, endpoints  # noqa: E402
 from gravity_engine.llm.local_server import (llama_cpp_installed, local_model_settings, serve_local_model,  # noqa: E402
                                              smollm2_path)
 from gravity_engine.llm.models import describe_model  # noqa: E402
@@ -64,10 +68,16 @@ def build(config: LLMConfig, batches: int | None) -> None:
     resent_timeout = u.timeouts
     resent_error = u.retries - u.timeouts
     print(f"\n## Build of {SAMPLE.name} ({len(list(conv.utterances()))} utterances) with {config.model}\n")
+    resent_error -= u.busy
+    limit = client.limit
+    concurrency = f"auto: {limit.peak_in_flight} peak -> {limit.limit}" if config.concurrency_is_auto \
+        else str(config.concurrency)
     print(table(["batches", "failed", "requests", "answered", "repairs", "format fallbacks", "resent after timeout",
-                 "resent after server error", "failed calls", "completion tokens", "seconds"],
+                 "resent after busy drop", "resent after server error", "failed calls", "in flight",
+                 "completion tokens", "seconds"],
                 [[rep["batches"]["total"], len(rep["batches"]["failed"]), u.requests, u.calls, u.repairs,
-                  u.format_fallbacks, resent_timeout, resent_error, u.failures, u.completion_tokens, seconds]]))
+                  u.format_fallbacks, resent_timeout, u.busy, resent_error, u.failures, concurrency,
+                  u.completion_tokens, seconds]]))
     c = rep["counts"]
     print(f"\nanchors: {c['entities']} entities, {c['events']} events, {c['topics']} topics; "
           f"usage: {u.summary()}")
@@ -109,6 +119,8 @@ def main() -> None:
     parser.add_argument("--answer-tokens", type=int, default=64)
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--skip-playground", action="store_true")
+    parser.add_argument("--as-remote", action="store_true",
+                        help="give the client only the base URL, key and model (concurrency auto)")
     args = parser.parse_args()
     model = smollm2_path()
     if not llama_cpp_installed() or model is None:
@@ -121,6 +133,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         base = LLMConfig.build(**local_model_settings(model), cache=False, cache_dir=Path(cache),
                                max_tokens=args.max_tokens)
+        if args.as_remote:
+            endpoints.forget(server.base_url)  # nothing known in advance: no JSON mode, no slot count
+            base = LLMConfig.build(base_url=server.base_url, api_key="local", model=server.alias, cache=False,
+                                   cache_dir=Path(cache), max_tokens=args.max_tokens)
         if not args.skip_build:
             build(base, args.batches)
         if not args.skip_playground:

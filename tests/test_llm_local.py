@@ -10,14 +10,18 @@ reason when llama-cpp-python or the model wheel is not installed (``make local-l
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from gravity_engine.errors import ConfigError
+from gravity_engine.errors import ConfigError, LLMError
 from gravity_engine.llm import LLMConfig, OpenAIClient, endpoints
-from gravity_engine.llm.local_server import llama_cpp_installed, local_model_settings, smollm2_path
+from gravity_engine.llm.build_info import llama_libraries, scan_library
+from gravity_engine.llm.local_server import LocalModelServer, llama_cpp_installed, local_model_settings, smollm2_path
 from gravity_engine.llm.models import describe_file, describe_model, params_from_name
 from gravity_engine.prompts import PROMPTS
 
@@ -28,6 +32,21 @@ needs_model = pytest.mark.skipif(
 
 TURNS = [("Nadia", "I was elected treasurer of the garden club yesterday."),
          ("Felix", "Congratulations! I planted tomatoes in my garden last week.")]
+# 23 turns in three sessions (three batches), as the conversation of issue 31's report.
+LONG_TURNS = [
+    [("Nadia", "The garden club meets at the library on Tuesdays now."), ("Felix", "I planted basil yesterday."),
+     ("Nadia", "My sister Ines is visiting from Lisbon next week."), ("Felix", "Will she come to the seed swap?"),
+     ("Nadia", "Yes, she loves seed swaps."), ("Felix", "Our compost bin finally works."),
+     ("Nadia", "What was the trick?"), ("Felix", "More cardboard, and turning it every week.")],
+    [("Nadia", "Ines loved the seed swap last Saturday."), ("Felix", "The tomatoes got blight, sadly."),
+     ("Nadia", "I was elected treasurer two days ago."), ("Felix", "Congratulations, Nadia!"),
+     ("Nadia", "Thanks. The first job is the greenhouse budget."), ("Felix", "I can help with the spreadsheet."),
+     ("Nadia", "That would be great, Felix."), ("Felix", "I am building a trellis for the beans too.")],
+    [("Nadia", "The greenhouse budget passed last night."), ("Felix", "How much did the club approve?"),
+     ("Nadia", "Eight hundred euros for glass and timber."), ("Felix", "I will order the timber tomorrow."),
+     ("Nadia", "Ines sent us a photo of her balcony garden in Lisbon."), ("Felix", "Her peppers look huge."),
+     ("Nadia", "She says it is the sun.")],
+]
 
 
 @pytest.fixture(scope="session")
@@ -128,6 +147,77 @@ def test_evaluate_answers_and_judges_with_the_real_model(tmp_path, local_config)
     assert sum(r.judge_correct is not None for r in rows) >= 3  # a tiny judge may fail one repair round
 
 
+@pytest.mark.local_llm
+@needs_model
+def test_real_server_at_its_defaults_with_concurrency_auto_loses_no_batch(tmp_path, monkeypatch, fake_embedder,
+                                                                           local_settings, allow_local_llm):
+    """llama-cpp-python's server as users start it (one model, one request at a time; a waiting request cuts the
+    generating stream) and a build given only the base URL, key and model: concurrency starts at 2 (no /props),
+    the first cut stream brings it to 1, and no batch is lost to a dropped or stalled stream."""
+    base_url = local_settings["base_url"]
+    endpoints.forget(base_url)  # as a new process would meet it: nothing known about the server
+    lines, n = [], 0
+    for s, turns in enumerate(LONG_TURNS):
+        for speaker, text in turns:
+            n += 1
+            lines.append(json.dumps({"id": f"S{s + 1}:{n}", "session": f"session_{s + 1}",
+                                     "timestamp": f"2024-05-{10 + s} 18:30", "speaker": speaker, "text": text}))
+    conv = tmp_path / "garden.jsonl"
+    conv.write_text("\n".join(lines) + "\n")
+    for var, value in {"GRAVITY_LLM_BASE_URL": base_url, "GRAVITY_LLM_API_KEY": "local",
+                       "GRAVITY_LLM_MODEL": local_settings["model"], "GRAVITY_LLM_MAX_TOKENS": "512"}.items():
+        monkeypatch.setenv(var, value)
+    monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
+    from gravity_engine.cli import app
+    from gravity_engine.store import AnchorStore
+
+    result = CliRunner().invoke(app, ["build", str(conv), "--backend", "llm", "--out", str(tmp_path / "store")])
+    assert result.exit_code == 0, result.output
+    report = AnchorStore.load(tmp_path / "store").report
+    assert report["batches"]["total"] == 3
+    # A tiny model's JSON may stay invalid after its repair round: counted apart, never a lost stream.
+    lost = [f for f in report["batches"]["failed"] if "still invalid" not in f["error"]]
+    assert lost == []
+    total = report["llm"]["total"]
+    calls = total["calls"] + total["failures"]
+    # Each call's request is sent at most twice (once more after a cut stream); repairs and the one
+    # json_schema refusal are separate requests.
+    assert total["requests"] <= 2 * calls + total["repairs"] + total["format_fallbacks"]
+    limit = endpoints.limit_for(base_url, 4, auto=True)
+    assert limit.server_slots is None and limit.limit == 1  # settled at the server's one slot
+
+
+@pytest.mark.local_llm
+@needs_model
+def test_a_crashed_local_server_is_one_clear_error_not_retries(tmp_path, monkeypatch, allow_local_llm):
+    """A segfault (as a native build on an AMX CPU at its first decode) reads as the signal and the fix."""
+    monkeypatch.setenv("GRAVITY_HOME", str(tmp_path))
+    server = LocalModelServer(describe_file(MODEL), threads=1).start()  # answered a one-token request
+    try:
+        os.kill(server.process.pid, signal.SIGSEGV)
+        server.process.wait(timeout=30)
+        client = OpenAIClient(LLMConfig.build(base_url=server.base_url, model=server.alias, cache=False,
+                                              max_retries=4, backoff_base=0.5))
+        started = time.monotonic()
+        with pytest.raises(LLMError, match=r"killed by SIGSEGV.*make local-llm"):
+            client.chat([{"role": "user", "content": "Hello"}])
+        assert client.usage.total().requests == 1 and time.monotonic() - started < 5  # no retries, no backoff
+    finally:
+        server.stop()
+
+
+@pytest.mark.local_llm
+@pytest.mark.skipif(not llama_cpp_installed(), reason="llama-cpp-python not installed (make local-llm)")
+def test_the_built_library_runs_on_any_avx2_cpu():
+    """No AVX-512 (zmm registers) and no AMX tile instructions: the same build runs on AVX2-only, AVX-512 and
+    AMX machines (a native build on an AMX CPU segfaults in ggml_backend_amx_mul_mat)."""
+    libs = llama_libraries()
+    assert any(p.name.startswith("libggml-cpu") for p in libs) and any(p.name.startswith("libllama") for p in libs)
+    scans = [scan_library(p) for p in libs]
+    assert all(s.instructions > 0 for s in scans)
+    assert [(s.path.name, s.zmm, s.amx) for s in scans if not s.portable] == []
+
+
 # --- no server needed --------------------------------------------------------------------------------
 
 def test_a_bad_model_file_is_a_clear_error(tmp_path):
@@ -208,3 +298,20 @@ def test_settings_page_presets_fill_the_endpoint(tmp_path, monkeypatch):
     at.selectbox(key="settings_preset").set_value("Local model file").run()
     at.text_input(key="settings_local_model").set_value(str(tmp_path / "missing.gguf")).run()
     assert any("missing.gguf does not exist" in e.value for e in at.error)
+
+
+def test_the_instruction_scan_finds_avx512_and_amx(tmp_path):
+    """The check above can fail: a library with one AVX-512 and one AMX instruction is caught."""
+    import shutil
+    import subprocess
+
+    if shutil.which("gcc") is None or shutil.which("objdump") is None:
+        pytest.skip("gcc or objdump not installed")
+    src = tmp_path / "native.c"
+    src.write_text('void avx512(void) { __asm__ volatile("vpxord %zmm1, %zmm1, %zmm1"); }\n'
+                   'void amx(void) { __asm__ volatile("tilerelease"); }\n'
+                   'int plain(int x) { return x + 1; }\n')
+    lib = tmp_path / "libggml-native.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(lib), str(src)], check=True)
+    scan = scan_library(lib)
+    assert (scan.zmm, scan.amx, scan.portable) == (1, 1, False)

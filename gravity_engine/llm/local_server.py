@@ -7,6 +7,10 @@ The server runs ``python -m llama_cpp.server`` on 127.0.0.1 and a free port, wit
 context size (read from the file) and one slot: llama-cpp-python generates one reply at a time with
 all of the machine's cores, so the client sends one request at a time instead of queueing more. It
 is stopped when this process exits, and exits by itself if this process dies without cleaning up.
+
+Before anything is sent, the server must answer a one-token request: a llama.cpp built for another CPU
+(or natively on one with AMX) loads the model and answers ``/models``, then crashes at its first decode.
+That is one clear error naming the signal and the fix, never retries of "connection refused".
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -34,6 +39,9 @@ LOCAL_TIMEOUT_S = 600.0
 MAX_CONTEXT = 32768
 START_TIMEOUT_S = 180.0
 INSTALL_HINT = "pip install -r requirements-local.txt (or: make local-llm)"
+REBUILD_HINT = ("a llama-cpp-python compiled for another CPU, or natively on a CPU with AMX, crashes like this: "
+                "rebuild it portably with `make local-llm` (`python -m gravity_engine.llm.build_info` says what "
+                "the installed one was built for)")
 
 
 def llama_cpp_installed() -> bool:
@@ -114,15 +122,17 @@ class LocalModelServer:
         log_dir = gravity_home() / "local_llm"
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"{self.alias}.{self.port}.log"
+        with _started_lock:
+            _started[self.base_url] = self
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise ConfigError(f"the llama.cpp server for {self.info.path} exited with code "
-                                  f"{self.process.returncode}: {self._log_tail()}")
+                raise ConfigError(self.crash_report())
             if self._ready():
+                self._first_reply(deadline)
                 return self
             time.sleep(0.25)
         self.stop()
@@ -135,6 +145,42 @@ class LocalModelServer:
                 return resp.status == 200 and bool(json.loads(resp.read()).get("data"))
         except (OSError, ValueError, urllib.error.URLError):
             return False
+
+    def _first_reply(self, deadline: float) -> None:
+        """One token from the model, or a ``ConfigError`` saying why not (a crash names its signal)."""
+        body = json.dumps({"model": self.alias, "messages": [{"role": "user", "content": "Reply with OK."}],
+                           "max_tokens": 1, "temperature": 0.0}).encode()
+        request = urllib.request.Request(f"{self.base_url}/chat/completions", data=body,
+                                         headers={"Content-Type": "application/json"})
+        problem = ""
+        try:
+            with urllib.request.urlopen(request, timeout=max(5.0, deadline - time.monotonic())) as resp:
+                if resp.status == 200 and json.loads(resp.read()).get("choices"):
+                    return
+                problem = f"HTTP {resp.status} without a reply"
+        except urllib.error.HTTPError as err:
+            problem = f"HTTP {err.code}: {err.read()[:300].decode(errors='replace')}"
+        except (OSError, ValueError) as err:
+            problem = f"{type(err).__name__}: {err}"
+        try:
+            self.process.wait(timeout=2)  # a crash closes the connection a moment before the process is gone
+        except subprocess.TimeoutExpired:
+            pass
+        crash = self.crash_report()
+        self.stop()
+        raise ConfigError(crash or f"the llama.cpp server for {self.info.path} did not answer a one-token request "
+                                   f"({problem}): {self._log_tail()}")
+
+    def crash_report(self) -> str | None:
+        """If the server died on its own: its exit (the signal, if one killed it), the log's end and the fix."""
+        proc = self.process
+        if proc is None or proc.poll() is None:
+            return None
+        code = proc.returncode
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() \
+            else f"exited with code {code}"
+        hint = f"; {REBUILD_HINT}" if code in (-signal.SIGSEGV, -signal.SIGILL, -signal.SIGBUS) else ""
+        return f"the llama.cpp server for {self.info.path.name} {how}{hint}. Its log: {self._log_tail()}"
 
     def _log_tail(self, lines: int = 6) -> str:
         try:
@@ -161,6 +207,8 @@ class LocalModelServer:
 
 _lock = threading.Lock()
 _servers: dict[Path, LocalModelServer] = {}
+_started: dict[str, LocalModelServer] = {}  # every server this process started, by base URL
+_started_lock = threading.Lock()  # apart from _lock, which serve_local_model holds while a server starts
 
 
 def serve_local_model(path: str | Path) -> LocalModelServer:
@@ -185,6 +233,13 @@ def local_model_settings(path: str | Path) -> dict:
     server = serve_local_model(path)
     return {"base_url": server.base_url, "api_key": NO_KEY, "model": server.alias, "concurrency": server.slots,
             "timeout": LOCAL_TIMEOUT_S, "local_model": server.info.path}
+
+
+def crash_report(base_url: str) -> str | None:
+    """Why the local server this process started at ``base_url`` is gone, if it died on its own."""
+    with _started_lock:
+        server = _started.get(base_url.rstrip("/"))
+    return server.crash_report() if server is not None else None
 
 
 @atexit.register
