@@ -30,7 +30,8 @@ def fields_with_sources(rows: list, fields: list, label, key: str, empty: str) -
 def _explore(path: str, mtime: float, co_mentions: bool):
     # The graph, its merged edges and the layout are computed once per store and edge set, then filtered.
     s = load_store(path, mtime)
-    return gviz.explore_data(s.anchors, studio.session_by_utterance(s), co_mentions=co_mentions)
+    return gviz.explore_data(s.anchors, studio.session_by_utterance(s), co_mentions=co_mentions,
+                             conversation=s.conversation)
 
 
 if not anchors.entities:
@@ -58,10 +59,10 @@ with st.container(border=True):
     c1, c2, c3 = st.columns([3, 3, 2])
     types = c1.multiselect("Entity types", all_types, default=all_types, key="graph_filter_type")
     search = c2.text_input("Search a name or alias", key="graph_search", placeholder="e.g. Priya")
-    hide_unconnected = c3.toggle("Hide unconnected", value=True, key="graph_hide_unconnected",
-                                 help="Hide the entities that have no edge at all.")
-    co_mentions = c3.toggle("Co-mentions", value=False, key="graph_co_mentions",
-                            help="Dashed edges between entities cited by the same utterances (at least 2).")
+    co_mentions = c3.toggle("Co-mentions", value=True, key="graph_co_mentions",
+                            help="Dashed edges between entities cited by the same utterances (at least 2; a speaker "
+                                 "is mentioned by what they say), thicker the more often; click a diamond for the "
+                                 "utterances. Typed relations stay solid.")
     session_range = None
     if len(sessions) > 1:
         first, last = st.select_slider("Sessions", options=sessions, value=(sessions[0], sessions[-1]),
@@ -71,14 +72,18 @@ with st.container(border=True):
 
 g, all_nodes, all_edges = _explore(str(store.path), studio.store_mtime(store.path), co_mentions)
 sub = gviz.filter_graph(g, types=types, sessions=session_range, search=search)
-nodes, edges = gviz.select_frames(all_nodes, all_edges, sub.nodes, hide_unconnected=hide_unconnected)
-m1, m2, m3 = st.columns(3)
+nodes, edges = gviz.select_frames(all_nodes, all_edges, sub.nodes, hide_unconnected=True)
+alone = gviz.unconnected(gviz.select_frames(all_nodes, all_edges, sub.nodes)[0])
+m1, m2, m3, m4 = st.columns(4)
 m1.metric("Entities shown", len(nodes), help=f"{len(anchors.entities)} in the store")
-m2.metric("Edges shown", len(edges), help="A relation and its inverse ('sister', 'sister_of') count once.")
-m3.metric("Unconnected hidden", int((all_nodes["degree"] == 0).sum()) if hide_unconnected else 0)
+m2.metric("Typed relations", int((edges["kind"] == "relation").sum()),
+          help="A relation and its inverse ('sister', 'sister_of') count once.")
+m3.metric("Co-mention edges", int((edges["kind"] == "co-mention").sum()),
+          help="Pairs cited together by at least 2 utterances (turn on 'Co-mentions').")
+m4.metric("Without an edge", len(alone), help="Listed under the graph, not drawn.")
 if nodes.empty:
-    st.warning("No entity matches these filters." + (" Turn off 'Hide unconnected' to see the entities without "
-                                                     "edges." if hide_unconnected else ""))
+    st.warning("No entity with an edge matches these filters" + (" (turn on 'Co-mentions' to connect the entities "
+                                                                "said together)" if not co_mentions else "") + ".")
 else:
     view = entity_graph(data=gviz.graph_view(nodes, edges, selected=st.session_state.get("graph_selected_entity",
                                                                                          ranked[0].id)),
@@ -86,19 +91,19 @@ else:
     pick = gviz.clicked(view.click)  # set on the run a click starts, None on every other
     if pick:
         st.session_state["graph_last_click"] = pick
-        if pick[0] == "node":
+        if pick[0] == "node" and pick[1] in {e.id for e in ranked}:  # a speaker without a profile has none to open
             st.session_state["graph_selected_entity"] = pick[1]
             st.query_params["entity"] = pick[1]
             st.session_state["graph_focus_applied"] = pick[1]
         st.rerun()  # redraw with the clicked node ringed and its profile open
-    st.caption("Colour: entity type. Node size: mentions. Click a node to open its profile, a diamond to read the "
-               "utterances behind that relation; hover a node to see its neighbours. Drag to pan, scroll or +/− to zoom, "
-               "double-click or ⤢ to fit.")
+    st.caption("Colour: entity type. Node size: mentions. Solid lines: typed relations; dashed: mentioned together "
+               "(thicker: more often). Click a node to open its profile, a diamond to read the utterances behind "
+               "that edge; hover a node to see its neighbours. Drag to pan, scroll or +/− to zoom, double-click or ⤢ "
+               "to fit.")
     chosen = st.session_state.get("graph_selected_entity")
     if chosen and chosen not in set(nodes["id"]) and chosen in set(all_nodes["id"]):
-        st.caption("The profile below is not in the graph as filtered" + (" (it has no edge: turn off 'Hide "
-                   "unconnected')" if int(all_nodes.loc[all_nodes["id"] == chosen, "degree"].iloc[0]) == 0 else "")
-                   + ".")
+        st.caption("The profile below is not in the graph as filtered" + (" (it has no edge: it is in the list "
+                   "below)" if chosen in set(alone["id"]) else "") + ".")
     last = st.session_state.get("graph_last_click")
     if last and last[0] == "edge":
         row = edges[edges["edge_id"] == last[1]]
@@ -106,6 +111,13 @@ else:
             with st.container(border=True):
                 st.markdown("**Relation evidence:** " + md_escape(row["statements"].iloc[0]))
                 quote_table(store, list(row["source_ids"].iloc[0]), key="graph_edge_quotes")
+
+if not alone.empty:
+    with st.expander(f"Entities without an edge ({len(alone)})", expanded=nodes.empty):
+        st.caption("Named in the conversation but neither related to nor said together with another entity (at "
+                   "least twice). Pick one in the Profile below.")
+        st.dataframe(alone.drop(columns=["id"]), hide_index=True, width="stretch", key="graph_unconnected",
+                     column_config={"name": st.column_config.TextColumn(width="large")})
 
 st.subheader("Profile", anchor=False)
 names = {e.id: f"{e.name} ({e.type}, {e.mentions} mentions)" for e in ranked}

@@ -161,13 +161,13 @@ def _full_prompts(trace: dict) -> None:
 def _changes_table(changes: dict) -> list[dict]:
     """One row per change, in the order a reader wants them: anchor lines (best first), memories brought by
     expansion, the host's memories pushed out."""
-    rows = [{"change": "+ anchor line", "line": r["text"], "from": f"{r['kind']} · {r['anchor']}",
-             pview.LINE_SCORE: r["score"], "date": r["date"] + (" (temporal slot)" if r["pinned"] else ""),
+    rows = [{"change": "+ anchor line" + (", temporal slot" if r["pinned"] else ""), "line": r["text"],
+             "date": r["date"], pview.LINE_SCORE: r["score"], "from": f"{r['kind']} · {r['anchor']}",
              "source_ids": r["source_ids"]} for r in changes["added"]]
-    rows += [{"change": "+ memory (expansion)", "line": r["text"], "from": r["why"], pview.LINE_SCORE: None,
-              "date": r["date"], "source_ids": r["source_ids"]} for r in changes["expansion"]]
-    rows += [{"change": "− pushed out", "line": r["text"], "from": f"the host's hit #{r['rank']}",
-              pview.LINE_SCORE: None, "date": r["date"], "source_ids": r["source_ids"]} for r in changes["pushed"]]
+    rows += [{"change": "+ memory (expansion)", "line": r["text"], "date": r["date"], pview.LINE_SCORE: None,
+              "from": r["why"], "source_ids": r["source_ids"]} for r in changes["expansion"]]
+    rows += [{"change": "− pushed out", "line": r["text"], "date": r["date"], pview.LINE_SCORE: None,
+              "from": f"the host's hit #{r['rank']}", "source_ids": r["source_ids"]} for r in changes["pushed"]]
     return rows
 
 
@@ -271,7 +271,8 @@ if not trace or st.session_state.get("playground_store") != store_key:
 
 answers = trace["answers"]
 # The gold answer is read at every rerun: typing one checks the contexts already asked, no new question needed.
-gold_answer = typed_gold.strip() if typed_gold.strip() and question.strip() == trace["question"] else None
+same_question = question.strip() == trace["question"]
+gold_answer = (typed_gold.strip() or str((gold or {}).get("answer") or "").strip() or None) if same_question else None
 answered = answers.get("status") == "answered"
 llm_error = st.session_state.get("playground_llm_error")
 if llm_error:
@@ -319,7 +320,9 @@ if table:
     picked = st.dataframe(
         pd.DataFrame(table).drop(columns=["source_ids"]), hide_index=True, width="stretch", key="playground_changes",
         on_select="rerun", selection_mode="single-row", height=min(36 + 35 * len(table), 282),
-        column_config={"line": st.column_config.TextColumn(width="large"),
+        column_config={"change": st.column_config.TextColumn(width="small"),
+                       "line": st.column_config.TextColumn(width="large"),
+                       "date": st.column_config.TextColumn(width="small"),
                        pview.LINE_SCORE: st.column_config.NumberColumn(format="%.2f", help=pview.line_score_help(trace)),
                        "from": st.column_config.TextColumn(width="medium")})
     chosen_rows = (picked.selection.rows if picked is not None and hasattr(picked, "selection") else []) or []

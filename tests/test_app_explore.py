@@ -64,11 +64,13 @@ def lane_names(spec: dict) -> list[str]:
     return names(spec)
 
 
-def test_graph_hides_unconnected_entities_by_default(store_dir):
+def test_graph_lists_the_entities_without_an_edge_instead_of_a_grid(store_dir):
     at = open_page("app_pages/graph.py", store_dir)
-    assert metrics(at)["Entities shown"] == "5" and metrics(at)["Unconnected hidden"] == "1"
-    at.toggle(key="graph_hide_unconnected").set_value(False).run()
-    assert metrics(at)["Entities shown"] == "6" and metrics(at)["Unconnected hidden"] == "0"
+    at.toggle(key="graph_co_mentions").set_value(False).run()
+    assert metrics(at)["Entities shown"] == "5" and metrics(at)["Without an edge"] == "1"
+    listed = next(df.value for df in at.dataframe if list(df.value.columns) == ["name", "type", "mentions"])
+    assert list(listed["name"]) == ["Oslo"]
+    assert not any(n["grid"] for n in graph_view(at)["nodes"])  # nothing drawn in a grid, so no name is cut
 
 
 def graph_view(at: AppTest) -> dict:
@@ -82,17 +84,20 @@ def graph_view(at: AppTest) -> dict:
 def test_graph_component_gets_nodes_edges_and_the_selection(store_dir):
     at = open_page("app_pages/graph.py", store_dir)
     view = graph_view(at)
-    assert len(view["nodes"]) == int(metrics(at)["Entities shown"]) and len(view["edges"]) == int(
-        metrics(at)["Edges shown"])
+    got = metrics(at)
+    assert len(view["nodes"]) == int(got["Entities shown"])
+    assert len(view["edges"]) == int(got["Typed relations"]) + int(got["Co-mention edges"])
     assert [n["id"] for n in view["nodes"] if n["focus"]] == [at.selectbox(key="graph_selected_entity").value]
 
 
-def test_graph_co_mentions_add_dashed_edges(store_dir):
+def test_graph_co_mentions_are_on_by_default_dashed_weighted_and_toggled(store_dir):
     at = open_page("app_pages/graph.py", store_dir)
-    before = int(metrics(at)["Edges shown"])
-    at.toggle(key="graph_co_mentions").set_value(True).run()
-    assert int(metrics(at)["Edges shown"]) == before + 1 and metrics(at)["Entities shown"] == "6"  # Oslo joins
-    assert [e["kind"] for e in graph_view(at)["edges"]].count("co-mention") == 1  # drawn dashed
+    assert int(metrics(at)["Co-mention edges"]) >= 1 and metrics(at)["Without an edge"] == "0"  # Oslo joins
+    co = [e for e in graph_view(at)["edges"] if e["kind"] == "co-mention"]
+    assert co and all(e["width"] >= 1 and e["tip"][1][0] == "utterances" for e in co)
+    relations = int(metrics(at)["Typed relations"])
+    at.toggle(key="graph_co_mentions").set_value(False).run()
+    assert metrics(at)["Co-mention edges"] == "0" and int(metrics(at)["Typed relations"]) == relations
 
 
 @pytest.mark.parametrize("how", ["query", "state"])
@@ -158,11 +163,13 @@ def test_topics_heatmap_cell_selection_and_arc(store_dir):
     assert len(at.get("vega_lite_chart")) == 2 and not at.exception
 
 
-def test_topics_show_readable_titles(store_dir):
+def test_topics_show_titles_with_their_keywords_beside(store_dir):
     at = open_page("app_pages/topics.py", store_dir)
-    titles = list(next(df.value for df in at.dataframe if "built label" in df.value.columns)["topic"])
-    assert all(", " not in t for t in titles)
-    assert any("graph" in t.lower() for t in titles)
+    table = next(df.value for df in at.dataframe if "keywords" in df.value.columns)
+    assert list(table["topic"]) == ["Hallucination and knowledge graph", "X-ray module"]
+    assert [md.value for md in at.markdown if md.value.startswith("#### ")] == ["#### Hallucination and knowledge graph"]
+    # its keywords are all in the title: no secondary line repeats them (topic_subtitles, tests/test_viz.py)
+    assert not any(c.value.startswith("Keywords: ") for c in at.caption)
 
 
 def test_graph_focus_from_another_page_applies_every_time(store_dir):

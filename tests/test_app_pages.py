@@ -213,7 +213,7 @@ def test_playground_asks_without_llm(store_dir, monkeypatch):
     assert any(m.label == "Gravity query path" for m in at.metric)
     at.session_state["playground_details"] = "Injected anchor lines"  # the tab: only the open one is drawn
     at.run()
-    lines = next(df.value for df in at.dataframe if "line" in df.value.columns)  # what Gravity added, line by line
+    lines = next(df.value for df in at.dataframe if "sources" in df.value.columns)  # what Gravity added, line by line
     assert len(lines) == sum(len(b["lines"]) for b in trace["blocks"]) and lines["sources"].str.len().gt(0).all()
 
 

@@ -369,3 +369,54 @@ def test_the_density_view_draws_a_strip_per_person_and_week():
     rows = rects[0]["data"]["values"]
     assert sum(r["n"] for r in rows) == marks["n"].sum() and len(rows) < len(marks)
     assert not any(layer["mark"].get("type") == "point" for layer in spec["layer"])
+
+
+def _talk() -> tuple[AnchorSet, Conversation]:
+    utts = [Utterance(id=f"D1:{i}", session_id="s1", speaker=s, text=t) for i, (s, t) in enumerate([
+        ("Ann", "My cat Oliver met Bo's dog Rex."), ("Bo", "Rex loves Oliver."), ("Ann", "Oliver sleeps."),
+        ("Bo", "Rex and Oliver again."), ("Cy", "Hello there.")], start=1)]
+    conv = Conversation(id="c", sessions=[Session(id="s1", index=1, utterances=utts)])
+    anchors = AnchorSet(entities=[
+        Entity(id="e_ann", name="Ann", type="person", source_ids=["D1:1"]),
+        Entity(id="e_oli", name="Oliver", type="pet", source_ids=["D1:1", "D1:2", "D1:3", "D1:4"],
+               relations=[Relation(predicate="pet_of", target="Ann", target_id="e_ann", source_ids=["D1:1"])]),
+        Entity(id="e_rex", name="Rex", type="pet", source_ids=["D1:1", "D1:2", "D1:4"]),
+        Entity(id="e_far", name="Faraway Place", type="place", source_ids=["D1:5"])])
+    return anchors, conv
+
+
+def test_co_mentions_count_utterances_said_together_and_speakers_are_mentioned_by_what_they_say():
+    from gravity_engine.comentions import co_mentions
+
+    anchors, conv = _talk()
+    got = {(c.a, c.b): c for c in co_mentions(anchors, conv)}
+    assert got[("e_oli", "e_rex")].weight == 3 and got[("e_oli", "e_rex")].utterance_ids == ("D1:1", "D1:2", "D1:4")
+    assert ("e_ann", "e_oli") in got and got[("e_ann", "e_oli")].weight == 2  # Ann says D1:1 and D1:3
+    assert ("e_oli", "speaker:Bo") in got  # Bo has no entity: a speaker node stands in
+    assert not any("e_far" in pair for pair in got)  # said once, with nobody
+    assert all(c.weight >= 2 for c in got.values())
+    assert co_mentions(anchors, None) == [c for c in co_mentions(anchors, None)]  # no conversation: entities only
+
+
+def test_the_graph_draws_speakers_always_and_lists_the_unconnected():
+    anchors, conv = _talk()
+    g, nodes, edges = graph.explore_data(anchors, co_mentions=True, conversation=conv)
+    view = graph.graph_view(*graph.select_frames(nodes, edges, g.nodes, hide_unconnected=True))
+    drawn = {n["id"] for n in view["nodes"]}
+    assert {"e_ann", "speaker:Bo", "speaker:Cy"} <= drawn and "e_far" not in drawn  # Cy speaks, mentions no one
+    assert list(graph.unconnected(nodes)["name"]) == ["Faraway Place"]
+    weights = {(e["source"], e["target"]): e["width"] for e in view["edges"] if e["kind"] == "co-mention"}
+    assert max(weights.values()) > min(weights.values())  # thicker when said together more often
+
+
+def test_a_relation_confidence_is_shown_when_the_extractor_gives_one():
+    anchors, conv = _talk()
+    relation = anchors.entities[1].relations[0]
+    object.__setattr__(relation, "confidence", 0.83)  # an optional float an extractor may add
+    g, nodes, edges = graph.explore_data(anchors, conversation=conv)
+    view = graph.graph_view(nodes, edges)
+    tip = next(e["tip"] for e in view["edges"] if e["kind"] == "relation")
+    assert ["confidence", "0.83"] in tip
+    assert graph.entity_profile(anchors.entities[1])["relations"][0]["confidence"] == 0.83
+    plain = graph.graph_view(*graph.explore_data(_talk()[0])[1:])
+    assert not any(k == "confidence" for e in plain["edges"] for k, _ in e["tip"])

@@ -104,6 +104,7 @@ export default function (component) {
   const gEdges = svgEl("g", { class: "eg-edges" }, svg);
   for (const e of edges) {
     const line = svgEl("line", { class: `eg-edge eg-${e.kind}`, "data-id": e.id }, gEdges);
+    if (e.width) line.style.strokeWidth = `${e.width}px`; // a co-mention: thicker when said together more often
     lines.push([line, e]);
   }
   const circles = [];

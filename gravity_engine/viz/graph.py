@@ -46,30 +46,47 @@ def build_graph(anchors: AnchorSet, session_by_utt: dict[str, str] | None = None
             target = r.target_id if r.target_id in g else by_name.get(r.target.lower())
             if target is None or target == e.id:
                 continue
+            # An extractor may score its relations (an optional ``confidence``): shown wherever the relation is.
             g.add_edge(e.id, target, predicate=r.predicate, source_ids=list(r.source_ids),
-                       sessions=sorted(_session_of(r.source_ids, session_by_utt)), kind="relation")
+                       sessions=sorted(_session_of(r.source_ids, session_by_utt)), kind="relation",
+                       confidence=getattr(r, "confidence", None))
     return g
 
-def add_co_mentions(g: nx.MultiDiGraph, anchors: AnchorSet, min_shared: int = 2) -> nx.MultiDiGraph:
-    """Add a 'mentioned with' edge between entities cited together by at least ``min_shared`` utterances.
+def add_co_mentions(g: nx.MultiDiGraph, anchors: AnchorSet, conversation=None, min_shared: int = 2
+                    ) -> nx.MultiDiGraph:
+    """Add a 'mentioned with' edge (``weight``: how many utterances, ``source_ids``: which) between entities cited
+    together by at least ``min_shared`` utterances (:func:`gravity_engine.comentions.co_mentions`; with the
+    ``conversation``, a speaker is mentioned by what they say). A speaker with no entity gets a node."""
+    from ..comentions import SPEAKER_PREFIX, co_mentions
 
-    Extracted relations are sparse; shared source utterances show who appears with whom.
-    """
-    cited: dict[str, set[str]] = {}
-    for e in anchors.entities:
-        if e.id in g:
-            for sid in e.source_ids:
-                cited.setdefault(sid, set()).add(e.id)
-    shared: dict[tuple[str, str], list[str]] = {}
-    for sid, ids in cited.items():
-        for a in ids:
-            for b in ids:
-                if a < b:
-                    shared.setdefault((a, b), []).append(sid)
-    for (a, b), sids in shared.items():
-        if len(sids) >= min_shared and not g.has_edge(a, b) and not g.has_edge(b, a):
-            g.add_edge(a, b, predicate="mentioned with", source_ids=sorted(sids), sessions=[], kind="co-mention")
+    for c in co_mentions(anchors, conversation, min_weight=min_shared):
+        for n in (c.a, c.b):
+            if n not in g and n.startswith(SPEAKER_PREFIX):
+                _add_speaker(g, n)
+        if c.a in g and c.b in g:
+            g.add_edge(c.a, c.b, predicate="mentioned with", source_ids=list(c.utterance_ids), sessions=[],
+                       kind="co-mention", weight=c.weight)
     return g
+
+
+def _add_speaker(g: nx.MultiDiGraph, node: str) -> None:
+    from ..comentions import SPEAKER_PREFIX
+
+    name = node.removeprefix(SPEAKER_PREFIX)
+    g.add_node(node, name=name, type="person", mentions=1, aliases=[], description="a speaker", sessions=[],
+               speaker=True)
+
+
+def add_speakers(g: nx.MultiDiGraph, anchors: AnchorSet, speakers: Iterable[str]) -> nx.MultiDiGraph:
+    """Mark the speakers' nodes (adding one for a speaker with no entity): they are always drawn."""
+    from ..comentions import speaker_ids
+
+    for node in speaker_ids(anchors, list(speakers)).values():
+        if node not in g:
+            _add_speaker(g, node)
+        g.nodes[node]["speaker"] = True
+    return g
+
 
 def filter_graph(g: nx.MultiDiGraph, *, types: Iterable[str] | None = None, min_degree: int = 0,
                  sessions: Iterable[str] | None = None, search: str = "") -> nx.MultiDiGraph:
@@ -124,10 +141,12 @@ def merge_relations(g: nx.MultiDiGraph) -> nx.Graph:
             rels = {}
             merged.add_edge(u, v, relations=rels)
         entry = rels.setdefault(key, {"kind": kind, "label": readable(d["predicate"]), "statements": [],
-                                      "source_ids": []})
+                                      "source_ids": [], "confidence": None})
         if statement not in entry["statements"]:
             entry["statements"].append(statement)
         entry["source_ids"] += [s for s in d.get("source_ids", []) if s not in entry["source_ids"]]
+        if d.get("confidence") is not None:
+            entry["confidence"] = max(entry["confidence"] or 0.0, float(d["confidence"]))
     return merged
 
 def layout(g: nx.Graph, seed: int = 7) -> dict[str, tuple[float, float]]:
@@ -188,18 +207,20 @@ def graph_frames(g: nx.Graph, pos: Mapping[str, tuple[float, float]],
         "id": n, "name": d["name"], "type": d["type"], "mentions": int(d["mentions"]), "degree": g.degree(n),
         "aliases": ", ".join(d["aliases"]), "about": (d["description"] or "")[:160],
         "x": pos[n][0], "y": pos[n][1], "r": round(node_size(int(d["mentions"])) / 2, 1),
-        "label": d["name"] if n in labelled else "", "label_side": _label_side(g, pos, n),
+        "label": d["name"] if n in labelled or d.get("speaker") else "", "label_side": _label_side(g, pos, n),
+        "speaker": bool(d.get("speaker")),
     } for n, d in g.nodes(data=True)], columns=["id", "name", "type", "mentions", "degree", "aliases", "about", "x",
-                                                "y", "r", "label", "label_side"])
+                                                "y", "r", "label", "label_side", "speaker"])
     rows = []
     for u, v, d in g.edges(data=True):
         for (kind, _), rel in d["relations"].items():
             rows.append({"edge_id": f"{u}|{v}|{len(rows)}", "source": u, "target": v, "kind": kind,
                          "label": rel["label"], "statements": "; ".join(rel["statements"]),
                          "source_ids": list(rel["source_ids"]), "evidence": len(rel["source_ids"]),
+                         "confidence": rel.get("confidence"),
                          "x": pos[u][0], "y": pos[u][1], "x2": pos[v][0], "y2": pos[v][1]})
     edges = pd.DataFrame(rows, columns=["edge_id", "source", "target", "kind", "label", "statements", "source_ids",
-                                        "evidence", "x", "y", "x2", "y2"])
+                                        "evidence", "confidence", "x", "y", "x2", "y2"])
     # Two meanings between one pair would share a midpoint: spread them along the edge.
     if not edges.empty:
         nth = edges.groupby(["source", "target"]).cumcount()
@@ -211,12 +232,18 @@ def graph_frames(g: nx.Graph, pos: Mapping[str, tuple[float, float]],
     return nodes, edges
 
 def explore_data(anchors: AnchorSet, session_by_utt: dict[str, str] | None = None, *, co_mentions: bool = False,
-                 label_limit: int = LABEL_LIMIT) -> tuple[nx.MultiDiGraph, pd.DataFrame, pd.DataFrame]:
+                 label_limit: int = LABEL_LIMIT, conversation=None
+                 ) -> tuple[nx.MultiDiGraph, pd.DataFrame, pd.DataFrame]:
     """Everything the graph page draws from, computed once per store: the relation graph (for filters), and
-    the node and edge rows with their layout positions (inverse relations merged)."""
+    the node and edge rows with their layout positions (inverse relations merged). With the ``conversation``
+    its speakers are always nodes (and mentioned by what they say, in the co-mention layer)."""
     g = build_graph(anchors, session_by_utt)
+    if conversation is not None:
+        from ..comentions import speakers_of
+
+        add_speakers(g, anchors, speakers_of(conversation))
     if co_mentions:
-        add_co_mentions(g, anchors)
+        add_co_mentions(g, anchors, conversation)
     merged = merge_relations(g)
     nodes, edges = graph_frames(merged, layout(merged), label_limit=label_limit)
     return g, nodes, edges
@@ -230,7 +257,7 @@ def select_frames(nodes: pd.DataFrame, edges: pd.DataFrame, keep: Iterable[str],
     edges = edges[edges["source"].isin(keep) & edges["target"].isin(keep)]
     nodes = nodes[nodes["id"].isin(keep)]
     if hide_unconnected:
-        nodes = nodes[nodes["degree"] > 0]
+        nodes = nodes[(nodes["degree"] > 0) | nodes["speaker"]]
     return nodes.reset_index(drop=True), edges.reset_index(drop=True)
 
 
@@ -239,11 +266,13 @@ def graph_view(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | None
     """What the page's graph component draws (plain JSON): nodes with position, colour, radius, label and
     tooltip rows; merged edges with ends, midpoint, label and tooltip rows; the legend. Names and predicates
     stay data: the component sets them as SVG text and tooltip text, never as markup. The height grows with
-    the number of nodes unless given."""
+    the number of nodes unless given. Entities without an edge are not drawn (:func:`unconnected` lists them);
+    the speakers always are."""
+    nodes = nodes[(nodes["degree"] > 0) | nodes["speaker"]]
     types = sorted(set(nodes["type"]))
     node_rows = [{
         "id": r.id, "type": r.type, "color": type_color(r.type), "r": float(r.r), "x": float(r.x), "y": float(r.y),
-        "label": r.label, "side": r.label_side, "focus": r.id == selected, "grid": int(r.degree) == 0,
+        "label": r.label, "side": r.label_side, "focus": r.id == selected, "grid": False,
         "tip": [[k, str(v)] for k, v in (("entity", r.name), ("type", r.type), ("mentions", r.mentions),
                                          ("edges", r.degree), ("also called", r.aliases), ("description", r.about))
                 if v not in ("", None)],
@@ -254,14 +283,28 @@ def graph_view(nodes: pd.DataFrame, edges: pd.DataFrame, *, selected: str | None
         "id": r.edge_id, "source": r.source, "target": r.target, "kind": r.kind,
         "label": r.label if r.kind == "relation" else "",
         "x": float(r.x), "y": float(r.y), "x2": float(r.x2), "y2": float(r.y2), "mx": float(r.mx), "my": float(r.my),
+        "width": round(1.0 + 1.5 * math.log2(max(int(r.evidence), 1)), 2) if r.kind == "co-mention" else None,
         "tip": [["mentioned together" if r.kind == "co-mention" else "relation", r.statements],
-                ["utterances", str(r.evidence)]],
+                ["utterances", str(r.evidence)]]
+               + ([["confidence", f"{float(r.confidence):.2f}"]] if _has(r.confidence) else []),
     } for r in edges.itertuples(index=False)]
     return {"nodes": node_rows, "edges": edge_rows, "edge_labels": edge_labels, "grid_step": GRID_STEP,
             "legend": [{"type": t, "color": type_color(t)} for t in types],
             "height": height or min(1000, 520 + 4 * len(nodes)),
             # Pan and zoom are kept while the same nodes are drawn (a click, a toggle of co-mentions).
             "view_key": f"{zlib.crc32(chr(31).join(sorted(nodes['id'])).encode()):08x}"}
+
+
+def _has(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def unconnected(nodes: pd.DataFrame) -> pd.DataFrame:
+    """The entities without any edge, as a list (name, type, mentions; most mentioned first): a grid of dots with
+    cut names said less than this list."""
+    out = nodes[(nodes["degree"] == 0) & ~nodes["speaker"]]
+    return out.sort_values(["mentions", "name"], ascending=[False, True])[["id", "name", "type", "mentions"]] \
+        .reset_index(drop=True)
 
 
 def clicked(value: Mapping | None) -> tuple[str, str] | None:
@@ -291,8 +334,10 @@ def entity_profile(entity: Entity) -> dict:
     """A profile as plain rows for display: attributes and relations with their cited utterance ids."""
     return {
         "attributes": [{"key": a.key, "value": a.value, "sources": ", ".join(a.source_ids)} for a in entity.attributes],
-        "relations": [{"predicate": r.predicate, "target": r.target, "sources": ", ".join(r.source_ids)}
-                      for r in entity.relations],
+        "relations": [{"predicate": r.predicate, "target": r.target,
+                       **({"confidence": getattr(r, "confidence", None)} if any(
+                           getattr(x, "confidence", None) is not None for x in entity.relations) else {}),
+                       "sources": ", ".join(r.source_ids)} for r in entity.relations],
         "merges": [{"alias": m.alias, "was": m.alias_id, "reason": m.reason, "sources": ", ".join(m.source_ids)}
                    for m in entity.merges],
         "checks": [{"field": c.field, "supported": c.supported, "score": round(c.score, 2), "method": c.method,

@@ -314,5 +314,7 @@ def differences_html(diff: dict[str, list[str]]) -> str:
         parts.append("dates " + ", ".join(diff["dates"][:4]) + (" …" if len(diff["dates"]) > 4 else ""))
     if diff["people"]:
         parts.append("people " + ", ".join(diff["people"][:4]) + (" …" if len(diff["people"]) > 4 else ""))
-    return (f'<div class="gs-cover gs-cover-diff"><span class="gs-cover-mark">+</span>'
-            f'{html.escape("; ".join(parts))}</div>')
+    # Styled here: the shared stylesheet's badges are for a yes or a no, this one says what differs.
+    style = "background:#eaf2fb;color:#1d4f91;border:2px solid #4C78A8;font-size:0.95rem;font-weight:600"
+    return (f'<div class="gs-cover gs-cover-diff" style="{style}"><span class="gs-cover-mark">+</span>'
+            f'With Gravity: {html.escape("; ".join(parts))}</div>')
