@@ -19,13 +19,30 @@ current = require_store()
 paths = [str(p) for p in studio.available_stores()]
 if str(current.path) not in paths:
     paths.insert(0, str(current.path))
-labels = {p: studio.store_label(Path(p)) for p in paths}
+labels = {p: studio.store_label(Path(p)) + (f" · {studio.conversation_id_of(p)}" if studio.conversation_id_of(p)
+                                             else "") for p in paths}
+if st.session_state.get("compare_for") != str(current.path):  # a new current store: pick its pair again
+    st.session_state["compare_for"] = str(current.path)
+    st.session_state["compare_a"], st.session_state["compare_b"] = studio.compare_pair(paths, str(current.path))
+    st.session_state["compare_a_raw"] = st.session_state["compare_a"] == st.session_state["compare_b"]
+
+
+def _follow_picks() -> None:
+    # The same store on both sides compares it with itself as built (its edits); two stores, as they are.
+    st.session_state["compare_a_raw"] = st.session_state["compare_a"] == st.session_state["compare_b"]
+
+
 c1, c2 = st.columns(2)
-a_path = c1.selectbox("A", paths, index=0, key="compare_a", format_func=labels.get)
-b_default = paths.index(str(current.path)) if str(current.path) in paths else 0
-b_path = c2.selectbox("B", paths, index=b_default, key="compare_b", format_func=labels.get)
-a_raw = c1.toggle("A as built (without its edits)", value=a_path == b_path, key="compare_a_raw",
+a_path = c1.selectbox("A", paths, key="compare_a", format_func=labels.get, on_change=_follow_picks)
+b_path = c2.selectbox("B", paths, key="compare_b", format_func=labels.get, on_change=_follow_picks)
+a_raw = c1.toggle("A as built (without its edits)", key="compare_a_raw",
                   help="Compare a store with itself as built to see what its edits changed.")
+if a_path == b_path and studio.compare_pair(paths, b_path)[0] == b_path:
+    st.caption("No other build of this conversation is open: A is the store as built, B with its edits. Build the "
+               "conversation again (another extractor or settings) to compare two builds.")
+elif studio.conversation_id_of(a_path) != studio.conversation_id_of(b_path):
+    st.warning("A and B are builds of different conversations: most anchors will show as added or removed.",
+               icon=":material/compare_arrows:")
 
 
 @st.cache_data(max_entries=8, show_spinner="Comparing…")

@@ -82,6 +82,29 @@ def store_label(path: Path) -> str:
     return f"{path.name} ({kind})"
 
 
+_CONVERSATION_ID = re.compile(r'"conversation_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def conversation_id_of(path: str | Path) -> str:
+    """The conversation a store was built from (``conversation_id`` near the top of its anchors.json), or ""."""
+    try:
+        with open(Path(path) / ANCHORS_FILE, encoding="utf-8") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return ""
+    m = _CONVERSATION_ID.search(head)
+    return m.group(1) if m else ""
+
+
+def compare_pair(paths: list[str], current: str) -> tuple[str, str]:
+    """The stores Compare opens with: the current store (B) and another build of the same conversation (A),
+    the most recently built first; with no other build, the current store on both sides (its edits)."""
+    wanted = conversation_id_of(current)
+    others = [p for p in paths if p != current and wanted and conversation_id_of(p) == wanted]
+    others.sort(key=lambda p: -store_mtime(p))
+    return (others[0] if others else current), current
+
+
 _EMBEDDER_LOCK = threading.Lock()
 _EMBEDDER_LOADING: dict[str, threading.Lock] = {}  # one per model: a slow load never holds up another model
 

@@ -184,3 +184,31 @@ def test_compare_measures_and_injected_anchors(store_dir):
     table = next(df.value for df in at.dataframe if "coverage_gravity a" in df.value.columns)
     overall = table[table["category"] == "overall (excl. 5)"].iloc[0]
     assert (overall["coverage_gravity a"], overall["coverage_gravity b"]) == (0.0, 1.0)
+
+
+def test_compare_opens_on_two_builds_of_one_conversation_and_its_toggle_follows_the_picks(tmp_path):
+    from gravity_engine.studio import workspace_dir
+
+    older, newer = workspace_dir() / "build-1", workspace_dir() / "build-2"
+    make_store(older)
+    make_store(newer)
+    at = open_page("app_pages/compare.py", newer)
+    assert (at.selectbox(key="compare_a").value, at.selectbox(key="compare_b").value) == (str(older), str(newer))
+    assert not at.toggle(key="compare_a_raw").value  # two builds: each as it is
+    assert not any("different conversations" in w.value for w in at.warning)
+    at.selectbox(key="compare_a").set_value(str(newer)).run()
+    assert at.toggle(key="compare_a_raw").value  # the same store on both sides: A as built
+    at.selectbox(key="compare_a").set_value(str(older)).run()
+    assert not at.toggle(key="compare_a_raw").value
+
+
+def test_compare_warns_when_the_two_stores_are_different_conversations(tmp_path):
+    from gravity_engine.studio import SAMPLE_STORES, workspace_dir
+
+    mine = workspace_dir() / "mine"
+    make_store(mine)
+    at = open_page("app_pages/compare.py", mine)
+    assert at.selectbox(key="compare_a").value == at.selectbox(key="compare_b").value == str(mine)
+    assert any("No other build of this conversation" in c.value for c in at.caption)
+    at.selectbox(key="compare_a").set_value(str(SAMPLE_STORES / "medllm_project")).run()
+    assert any("different conversations" in w.value for w in at.warning)
