@@ -157,7 +157,7 @@ def test_suspicious_dates_are_flagged_and_pinned_to_the_range_edge():
         Event(id="last", what="hiked", participants=["Ann"], when_text="last summer", date_start="2022-06-01",
               date_end="2022-08-31", granularity="season", session_date=said))
     frame = timeline.events_frame(anchors).set_index("id")
-    assert "years before" in frame.loc["far", "suspicious"]
+    assert "years from its session (before it)" in frame.loc["far", "suspicious"]
     assert "no year was said" in frame.loc["year", "suspicious"]
     assert frame.loc["ok", "suspicious"] == frame.loc["said", "suspicious"] == frame.loc["last", "suspicious"] == ""
     frame = frame.reset_index()
@@ -420,3 +420,19 @@ def test_a_relation_confidence_is_shown_when_the_extractor_gives_one():
     assert graph.entity_profile(anchors.entities[1])["relations"][0]["confidence"] == 0.83
     plain = graph.graph_view(*graph.explore_data(_talk()[0])[1:])
     assert not any(k == "confidence" for e in plain["edges"] for k, _ in e["tip"])
+
+
+@pytest.mark.parametrize("when, flagged", [("yesterday", True), ("a while ago", True), ("three years ago", False),
+                                           ("back in 2019", False), ("since 2018", False), ("a few years back", False)],
+                         ids=["yesterday", "while-ago", "years-ago", "back-in", "since", "years-back"])
+def test_review_and_the_timeline_flag_the_same_far_dates(tmp_path, when, flagged):
+    from gravity_engine.curate.review import review
+
+    store = make_store(tmp_path / "s")
+    event = Event(id="evt_far", what="moved house", participants=["Priya"], when_text=when, date_start="2019-05-07",
+                  date_end="2019-05-07", granularity="day", session_date="2023-05-08T10:00:00", source_ids=["D1:1"])
+    store.anchors.events.append(event)
+    on_timeline = timeline.events_frame(store.anchors).set_index("id").loc["evt_far", "suspicious"] != ""
+    in_review = any(item.anchor_id == "evt_far" and any(r.kind == "far_date" for r in item.reasons)
+                    for item in review(store).items)
+    assert on_timeline == in_review == flagged

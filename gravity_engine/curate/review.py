@@ -33,6 +33,7 @@ import numpy as np
 
 from ..anchors import Entity
 from ..consolidate import name_key
+from ..datecheck import far_date_reason
 from ..extract.classic.entities import KIN, NOT_NAMES, TIME_WORDS, suffix_type
 from ..gold import ENTITY_TYPES, TYPE_SYNONYMS, Gold, GoldIndex, GoldScore, normalize_type, predicate_readings, score_store
 from ..store import AnchorStore
@@ -274,31 +275,24 @@ def _ordinal(iso: str | None) -> float:
         return np.nan
 
 
-_SAID_FAR = re.compile(r"\b(1[89]|20)\d\d\b|\bago\b|\bsince\b|\byears?\b", re.IGNORECASE)
-
-
 def _event_checks(q: _Queue, store: AnchorStore, far_days: int, duplicate_cosine: float) -> None:
     events = store.anchors.events
     if not events:
         return
     start = np.array([_ordinal(v.date_start) for v in events])
-    end = np.array([_ordinal(v.date_end or v.date_start) for v in events])
-    session = np.array([_ordinal(v.session_date) for v in events])
-    # distance from the session day to the nearest end of the event's range (0 when the range holds it)
-    gap = np.where(session < start, start - session, np.where(session > end, session - end, 0.0))
     for i in np.flatnonzero(np.isnan(start)):
         v = events[i]
         said = f" (said {v.when_text!r})" if v.when_text else ""
         q.add("events", v, Reason("undated", f"no date{said}", WEIGHTS["undated"], v.source_ids,
                                   {"kind": "set_date"}))
-    for i in np.flatnonzero(gap > far_days):
+    # The timeline's rule (datecheck.py), so both pages flag the same dates: "back in 2019", "ten years ago" are far
+    # on purpose and said so; far from a "yesterday", or in another year nobody said, is an error.
+    for i in np.flatnonzero(~np.isnan(start)):
         v = events[i]
-        years = gap[i] / 365.25
-        # "back in 2019", "ten years ago": far on purpose, said so; far from a "yesterday" is an error
-        said_far = bool(_SAID_FAR.search(v.when_text or ""))
-        q.add("events", v, Reason("far_date", f"{v.date_label()} is {years:.1f} years from its session "
-                                  f"({(v.session_date or '')[:10]}), said {v.when_text!r}",
-                                  WEIGHTS["far_date"] / (2 if said_far else 1), v.source_ids, {"kind": "set_date"}))
+        why = far_date_reason(v.date_start, v.date_end, v.session_date, v.when_text, far_days)
+        if why:
+            q.add("events", v, Reason("far_date", f"{v.date_label()} is {why}; session {(v.session_date or '')[:10]}, "
+                                      f"said {v.when_text!r}", WEIGHTS["far_date"], v.source_ids, {"kind": "set_date"}))
     groups: dict[str, list[int]] = defaultdict(list)
     for i, v in enumerate(events):
         if v.source_ids:

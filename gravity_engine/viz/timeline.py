@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..anchors import AnchorSet
 from ..conversation import Conversation
+from ..datecheck import far_date_reason
 from . import MODULE_COLORS, inline
 
 # Distinct, colour-blind friendly hues for people (Tableau 10 without its grey).
@@ -25,13 +26,10 @@ PERSON_COLORS = ["#4E79A7", "#F28E2B", "#59A14F", "#E15759", "#B07AA1", "#76B7B2
                  "#FF9DA7"]
 NO_PERSON = "(no person named)"
 FLAG_COLOR = "#D62728"
-_YEAR_SAID = re.compile(r"\b(1[89]|20)\d{2}\b|\b'\d{2}\b|\byears?\b", re.IGNORECASE)
 # Words by which a speaker ties one happening to another; a link needs one in its evidence.
 _LINK_CUE = re.compile(r"\b(because|therefore|as a result|that'?s why|which is why|led to|leads? to|afterwards|"
                        r"after (?:that|this|which)|due to|thanks to|ended up|caused|made me|now that|and then)\b"
                        r"|,\s*so\b|\bso (?:i|we|he|she|they|now)\b", re.IGNORECASE)
-# "last summer", "a while back": the speaker placed it relative to now, so another year is expected.
-_RELATIVE = re.compile(r"\b(last|next|ago|back|previous|past|coming|earlier|later)\b", re.IGNORECASE)
 _KIND = {"before": "on or before", "after": "on or after"}
 _SPANS = {"week", "month", "season", "year", "range"}
 
@@ -47,20 +45,6 @@ def people(anchors: AnchorSet, speakers: Iterable[str] = ()) -> dict[str, str]:
             for n in [e.name, *e.aliases]:
                 lanes.setdefault(n.lower(), name)
     return lanes
-
-
-def _suspicious(start: pd.Timestamp, said: pd.Timestamp, when_text: str) -> str:
-    """Why a resolved date deserves a second look, or ''."""
-    if pd.isna(start) or pd.isna(said):
-        return ""
-    if _YEAR_SAID.search(when_text or ""):
-        return ""  # a year (or "years") was said: the distance is what the speaker meant
-    gap = (start - said.normalize()).days
-    if abs(gap) > 365:
-        return f"{abs(gap) / 365.25:.1f} years {'before' if gap < 0 else 'after'} the session it was said in"
-    if start.year != said.year and abs(gap) > 90 and not _RELATIVE.search(when_text or ""):
-        return f"in {start.year} though said in {said.year}, and no year was said"
-    return ""
 
 
 # A person other than a speaker gets a lane of their own from this many events on: a name said once ("Gryffindor",
@@ -100,11 +84,10 @@ def events_frame(anchors: AnchorSet, speakers: Iterable[str] = ()) -> pd.DataFra
     # One vectorised parse per column: per-event parsing took over a second at 260 events.
     for col in ("date_start", "date_end"):
         frame[col] = pd.to_datetime(frame[col], errors="coerce", utc=True, format="ISO8601")
-    said = pd.to_datetime(frame["session_date"].replace("", None), errors="coerce", utc=True, format="ISO8601")
     frame["resolved"] = (frame["date_start"].notna() & (frame["granularity"] != "unknown")).astype(bool)
-    frame["suspicious"] = [_suspicious(start, at, text) if ok else ""
-                           for start, at, text, ok in zip(frame["date_start"], said, frame["when_text"],
-                                                          frame["resolved"])]
+    # The Review queue's rule (datecheck.py): both pages flag the same dates.
+    frame["suspicious"] = [far_date_reason(v.date_start, v.date_end, v.session_date, v.when_text) if ok else ""
+                           for v, ok in zip(anchors.events, frame["resolved"])]
     return frame.sort_values(["date_start", "id"], na_position="last").reset_index(drop=True)
 
 
