@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
-# loopback by default: the app shows conversation text; set ADDRESS=0.0.0.0 to share it on a network
+# loopback by default: the app shows conversation text; to share it on a network set ADDRESS=0.0.0.0 and a
+# sign-in mode (GRAVITY_AUTH=oidc|password|none, see docs/sharing.md)
 ADDRESS ?= 127.0.0.1
 
 .PHONY: setup app test test-fast browser local-llm samples clean-venv FORCE
@@ -50,6 +51,8 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 app: setup
+	@# a shared address needs a sign-in mode (GRAVITY_AUTH, docs/sharing.md): say why and never start without one
+	$(PY) -m app_services.auth $(ADDRESS)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 test: setup browser local-llm

@@ -26,7 +26,10 @@ configure_threads()  # once per server process (later reruns return at once), be
 st.set_page_config(page_title="Gravity Studio", page_icon="🪐", layout="wide")
 
 from app_pages._ui import init_state, inject_css, sidebar_store_picker  # noqa: E402
+from app_services.signin import account_sidebar, gate  # noqa: E402
 
+# Before anything reads a workspace: a shared app shows only its sign-in page (or its refusal) until then.
+signed_in = gate()
 init_state()
 inject_css()
 
@@ -50,4 +53,5 @@ navigation = st.navigation({
     ],
 }, expanded=True)
 sidebar_store_picker()
+account_sidebar(signed_in)
 navigation.run()

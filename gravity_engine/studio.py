@@ -16,7 +16,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .conversation import Conversation
 from .errors import GravityError
@@ -33,9 +33,22 @@ def gravity_home() -> Path:
     return Path(os.environ.get("GRAVITY_HOME") or Path.home() / ".gravity").expanduser()
 
 
+# A shared app gives each signed-in user a folder of their own (app_services.workspace installs the resolver,
+# which reads the browser session); the library itself never knows about sessions.
+_workspace_resolver: Callable[[], Path | None] | None = None
+
+
+def set_workspace_resolver(resolver: Callable[[], Path | None] | None) -> None:
+    """Have ``workspace_dir()`` ask ``resolver`` first (None from it: the process's own workspace)."""
+    global _workspace_resolver
+    _workspace_resolver = resolver
+
+
 def workspace_dir() -> Path:
-    """Where the app writes the stores it builds or imports (one folder per store)."""
-    return gravity_home() / "workspace"
+    """Where the app writes the stores it builds or imports (one folder per store): the signed-in user's when
+    the app is shared, else ``$GRAVITY_HOME/workspace``."""
+    own = _workspace_resolver() if _workspace_resolver is not None else None
+    return own or gravity_home() / "workspace"
 
 
 def safe_name(text: str, default: str = "store") -> str:
