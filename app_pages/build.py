@@ -48,6 +48,12 @@ def _pick_source():
                                        "a plain-text transcript, or a ChatGPT export (conversations.json).")
             if up is None:
                 return None
+            problem = studio.upload_problem(up.size)
+            if problem:
+                st.error(problem, icon=":material/block:")
+                return None
+            st.caption(f"{md_escape(up.name)} · {studio.size_text(up.size)} (the app takes up to "
+                       f"{studio.max_upload_mb():g} MB)")
             data = up.getvalue()
             return _load_upload(hashlib.sha256(data).hexdigest(), data, up.name)
         if kind == "Sample conversation":
@@ -123,12 +129,17 @@ if est:
     e[0].metric("Batches", est["batches"])
     e[1].metric("LLM calls", est["calls"])
     e[2].metric("Prompt tokens (est.)", f"{est['prompt_tokens']:,}")
-    e[3].metric("Time (est.)", f"{est['est_seconds']:.0f} s")
+    e[3].metric("Time (est.)", studio.duration_text(est["est_seconds"]))
+long_build = bool(est) and est["est_seconds"] > studio.LONG_BUILD_SECONDS
+confirmed = True
+if long_build:
+    confirmed = st.checkbox(f"Start a build of about {studio.duration_text(est['est_seconds'])} (it runs in the "
+                            "background and can be cancelled; finished batches are kept)", key="build_confirm_long")
 
 jobs = _jobs()
 job = jobs.get(str(out_dir))
 running = job is not None and job.running
-if st.button("Build", type="primary", disabled=running or not modules, key="build_start",
+if st.button("Build", type="primary", disabled=running or not modules or not confirmed, key="build_start",
              icon=":material/play_arrow:"):
     options = {"backend": backend, "batch_size": int(batch_size), "modules": tuple(modules), "fused": fused,
                "update": update,

@@ -95,6 +95,47 @@ def store_label(path: Path) -> str:
     return f"{path.name} ({kind})"
 
 
+# An upload bigger than this is refused with the limit named (GRAVITY_MAX_UPLOAD_MB): a LoCoMo conversation is
+# under 1 MB, and a 50 MB file would take the app hours and most of the server's memory.
+DEFAULT_MAX_UPLOAD_MB = 20.0
+# A build estimated longer than this asks to be confirmed before it starts.
+LONG_BUILD_SECONDS = 600
+
+
+def max_upload_mb() -> float:
+    """The largest conversation file the app accepts, in MB: ``$GRAVITY_MAX_UPLOAD_MB`` or 20."""
+    try:
+        value = float(os.environ.get("GRAVITY_MAX_UPLOAD_MB") or DEFAULT_MAX_UPLOAD_MB)
+    except ValueError:
+        return DEFAULT_MAX_UPLOAD_MB
+    return value if value > 0 else DEFAULT_MAX_UPLOAD_MB
+
+
+def upload_problem(n_bytes: int) -> str | None:
+    """Why an upload of ``n_bytes`` is refused (its size and the limit), or None."""
+    limit = max_upload_mb()
+    if n_bytes <= limit * 1_000_000:
+        return None
+    return (f"This file is {n_bytes / 1_000_000:.1f} MB; the app builds conversation files up to {limit:g} MB "
+            "(set GRAVITY_MAX_UPLOAD_MB to change it). Split the conversation, or build it with the command line: "
+            "python -m gravity_engine build FILE.")
+
+
+def size_text(n_bytes: int) -> str:
+    """'812 KB', '3.4 MB'."""
+    return f"{n_bytes / 1_000_000:.1f} MB" if n_bytes >= 1_000_000 else f"{max(1, round(n_bytes / 1000))} KB"
+
+
+def duration_text(seconds: float) -> str:
+    """A duration as people say it: '45 s', '4 min 37 s', '1 h 15 min'."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min" + (f" {s % 60} s" if s % 60 and s < 600 else "")
+    return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else "")
+
+
 _CONVERSATION_ID = re.compile(r'"conversation_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 

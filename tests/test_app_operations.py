@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from studio_stores import make_store
-from test_app_pages import APP, ROOT
+from test_app_pages import APP, ROOT, open_page
 
 from gravity_engine import studio
 
@@ -87,3 +87,26 @@ def test_build_progress_says_which_step_runs_and_for_how_long(tmp_path):
     frac, text = job.describe(now=job.stage_started + 21)
     # a step without a count of its own still moves: its time is shown, never "0 of 1"
     assert "embedding every anchor" in text and "· 21 s" in text and "0 of 1" not in text
+
+
+@pytest.mark.parametrize("seconds, text", [(12, "12 s"), (277, "4 min 37 s"), (4477, "1 h 14 min"), (7200, "2 h"),
+                                           (900, "15 min")], ids=["s", "min-s", "h-min", "h", "min"])
+def test_build_estimates_read_in_hours_and_minutes(seconds, text):
+    assert studio.duration_text(seconds) == text
+
+
+def test_an_upload_above_the_limit_is_refused_with_the_limit_named(monkeypatch):
+    monkeypatch.delenv("GRAVITY_MAX_UPLOAD_MB", raising=False)
+    assert studio.upload_problem(3_000_000) is None
+    problem = studio.upload_problem(50_200_000)
+    assert "50.2 MB" in problem and "up to 20 MB" in problem and "GRAVITY_MAX_UPLOAD_MB" in problem
+    monkeypatch.setenv("GRAVITY_MAX_UPLOAD_MB", "60")
+    assert studio.upload_problem(50_200_000) is None
+
+
+def test_a_long_build_asks_to_be_confirmed(monkeypatch):
+    monkeypatch.setattr(studio, "LONG_BUILD_SECONDS", 0)  # the sample's few seconds count as long here
+    at = open_page("app_pages/build.py", None)
+    assert at.button(key="build_start").disabled
+    at.checkbox(key="build_confirm_long").check().run()
+    assert not at.button(key="build_start").disabled
