@@ -137,6 +137,17 @@ def test_the_stall_deadline_follows_the_median_first_token():
     assert limit.stall_deadline(30.0) == pytest.approx(42.0)  # 3 x the median, above the floor
 
 
+def test_only_a_request_with_older_ones_in_flight_counts_as_queued():
+    """The oldest request in flight is the one a server serving in order works on: never abandoned as queued."""
+    limit = endpoints.AdaptiveLimit(3)
+    with limit.slot():
+        first = limit.current_ticket()
+        with limit.slot():
+            second = limit.current_ticket()
+            assert (limit.older_in_flight(first), limit.older_in_flight(second)) == (0, 1)
+        assert limit.current_ticket() == first and limit.older_in_flight(first) == 0
+
+
 def test_concurrency_auto_is_unset_and_an_env_auto_leaves_it_unset(monkeypatch):
     from gravity_engine.llm import LLMConfig
 
@@ -172,3 +183,13 @@ def test_test_connection_to_a_server_that_rejects_stream_says_it_works(allow_loc
         check = OpenAIClient(local_llm_config(srv)).test_connection()
         assert check.ok, check.message
         assert not endpoints.streams(srv.base_url)
+
+
+def test_calls_waiting_for_a_slot_start_with_the_format_the_first_refusal_taught(allow_local_llm):
+    """Only the calls already in flight pay for llama.cpp's refusal of json_schema, not every batch queued."""
+    router = lambda _request: Reply.generating(ENTITIES, per_token=0.005)  # noqa: E731
+    with ScriptedOpenAIServer(router=router, json_schema_500=True) as srv:
+        client = OpenAIClient(local_llm_config(srv, concurrency=1, cache=False))
+        results = run_calls(client, 4)
+        assert all(r.entities for r, _ in results)
+        assert client.usage.total().format_fallbacks == 1 and client.usage.total().requests == 5

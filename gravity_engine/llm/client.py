@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
@@ -320,11 +320,17 @@ class LLMClient:
     def _request_json(self, prompt_name: str, messages: list[dict], schema: dict, delta: PromptUsage) -> ChatResponse:
         start_mode = self.json_mode
         mode = start_mode
+
+        def request() -> ChatRequest:
+            # Built once the request has its slot: the calls that waited for one while the first was refused
+            # its format start with the mode that one learned, instead of each paying for the refusal.
+            nonlocal mode
+            mode = max(mode, self.json_mode, key=JSON_MODES.index)
+            return ChatRequest(model=self.config.model, messages=self._messages_for_mode(mode, messages, prompt_name, schema),
+                               temperature=self.config.temperature, max_tokens=self.config.max_tokens,
+                               response_format=self._response_format(mode, prompt_name, schema, self.config.max_tokens))
+
         while True:
-            request = ChatRequest(model=self.config.model, messages=self._messages_for_mode(mode, messages, prompt_name, schema),
-                                  temperature=self.config.temperature, max_tokens=self.config.max_tokens,
-                                  response_format=self._response_format(mode, prompt_name, schema,
-                                                                        self.config.max_tokens))
             try:
                 reply = self._send_with_retries(request, prompt_name, delta)
                 delta.calls += 1
@@ -373,7 +379,9 @@ class LLMClient:
         base = min(self.config.backoff_base * (2 ** attempt), self.config.backoff_max)
         return base * (0.5 + random.random() / 2)  # jitter: parallel workers should not retry in lockstep
 
-    def _send_with_retries(self, request: ChatRequest, prompt_name: str, delta: PromptUsage) -> ChatResponse:
+    def _send_with_retries(self, request: ChatRequest | Callable[[], ChatRequest], prompt_name: str,
+                           delta: PromptUsage) -> ChatResponse:
+        """Send ``request`` (or the one ``request()`` builds, once it has a slot), retrying transient failures."""
         check_model_request(self.config.base_url)
         self.limit.start_once(self._server_slots)
         attempts = self.config.max_retries + 1
@@ -383,7 +391,7 @@ class LLMClient:
             try:
                 with self.limit.slot():
                     try:
-                        reply = self._send(request)
+                        reply = self._send(request() if callable(request) else request)
                     except TransientError as err:
                         if err.overload:  # inside the slot: no waiting request takes the freed place first
                             self.limit.overloaded()
@@ -535,7 +543,8 @@ class OpenAIClient(LLMClient):
             if "event-stream" not in kind and "json" in kind:
                 # A server (or a proxy in front of it) that ignores stream answers with the whole completion.
                 return _reply_from_json(stream.response.read(), self._scrub)
-            watch = _FirstTokenWatch(stream.response, deadline, self.limit.others_in_flight)
+            ticket = self.limit.current_ticket()  # taken in this thread: the watch runs in its own
+            watch = _FirstTokenWatch(stream.response, deadline, lambda: self.limit.older_in_flight(ticket))
             try:
                 for chunk in stream:
                     if getattr(chunk, "usage", None):
@@ -559,7 +568,7 @@ class OpenAIClient(LLMClient):
             finally:
                 watch.stop()
         if watch.fired:
-            raise TransientError(f"no first token within {deadline:g} s while {watch.others} other request(s) to "
+            raise TransientError(f"no first token within {deadline:g} s while {watch.others} older request(s) to "
                                  "the endpoint were in flight: queued behind them", busy=True)
         if finish_reason is None:
             # llama-cpp-python ends a stream this way when another request waits for the model.
@@ -596,19 +605,20 @@ class OpenAIClient(LLMClient):
 
 
 class _FirstTokenWatch:
-    """Abandons a stream that has no first token ``deadline`` seconds after it was sent while other requests
-    to the endpoint are in flight: it is queued behind them (llama-cpp-python answers 200 at once and holds
-    the stream, pinging, until the model is free; the pings keep the read timeout from ever firing). Alone,
-    a slow first token is a long prompt being read, and only the timeout applies."""
+    """Abandons a stream that has no first token ``deadline`` seconds after it was sent while requests to the
+    endpoint that were sent before it are still in flight: it is queued behind them (llama-cpp-python answers
+    200 at once and holds the stream, pinging, until the model is free; the pings keep the read timeout from
+    ever firing). The oldest request in flight is the one being served: a slow first token there is a long
+    prompt being read on a busy CPU, and only the timeout applies."""
 
     POLL_S = 0.1
 
-    def __init__(self, response: Any, deadline: float, others_in_flight):
+    def __init__(self, response: Any, deadline: float, older_in_flight):
         self.fired = False
         self.others = 0
         self._response = response
         self._deadline = deadline
-        self._others_in_flight = others_in_flight
+        self._older_in_flight = older_in_flight
         self._stop = threading.Event()
         threading.Thread(target=self._run, name="first-token-watch", daemon=True).start()
 
@@ -623,7 +633,7 @@ class _FirstTokenWatch:
         if self._stop.wait(self._deadline):
             return
         while not self._stop.is_set():
-            self.others = self._others_in_flight()
+            self.others = self._older_in_flight()
             if self.others:
                 self.fired = True
                 self._cut()

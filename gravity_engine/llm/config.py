@@ -74,9 +74,9 @@ class LLMConfig(BaseModel):
         "stream replies (the timeout then applies per token, not per reply); a server that rejects stream is "
         "asked without it, and a complete JSON reply to a streamed request is accepted"))
     stall_timeout: float = Field(30.0, gt=0, description=(
-        "seconds a stream may wait for its first token while other requests to the endpoint are in flight "
-        "(at least 3x the median first-token time so far) before it counts as queued behind them: it is "
-        "abandoned, retried, and the concurrency halves"))
+        "seconds a stream may wait for its first token while requests to the endpoint sent before it are in "
+        "flight (at least 3x the median first-token time so far) before it counts as queued behind them: it "
+        "is abandoned, retried, and the concurrency halves"))
     cache: bool = True
     cache_dir: Path = Field(default_factory=default_cache_dir)
     local_model: Path | None = Field(None, description="the GGUF file behind a local llama.cpp server, if any")

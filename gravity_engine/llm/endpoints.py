@@ -37,7 +37,8 @@ class AdaptiveLimit:
     failing every other request.
 
     It also keeps the first-token times of the endpoint's recent streams: a stream with no first token
-    within ``stall_deadline`` is taken for one queued behind the others (see ``OpenAIClient``).
+    within ``stall_deadline`` while older requests are in flight is taken for one queued behind them (see
+    ``OpenAIClient``).
     """
 
     PROBE_ROUNDS = 16
@@ -54,6 +55,9 @@ class AdaptiveLimit:
         self.server_slots: int | None = None
         self._successes = 0
         self._first_tokens: deque[float] = deque(maxlen=64)
+        self._seq = 0  # slot tickets, in the order requests took their slots
+        self._tickets: set[int] = set()
+        self._local = threading.local()
         self._cond = threading.Condition()
         self._start_lock = threading.Lock()
 
@@ -64,12 +68,28 @@ class AdaptiveLimit:
                 self._cond.wait()
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            self._seq += 1
+            ticket = self._seq
+            self._tickets.add(ticket)
+        previous, self._local.ticket = getattr(self._local, "ticket", None), ticket
         try:
             yield
         finally:
+            self._local.ticket = previous
             with self._cond:
                 self.in_flight -= 1
+                self._tickets.discard(ticket)
                 self._cond.notify_all()
+
+    def current_ticket(self) -> int | None:
+        """The ticket of the slot the calling thread holds (tickets number slots in the order taken)."""
+        return getattr(self._local, "ticket", None)
+
+    def older_in_flight(self, ticket: int | None) -> int:
+        """Requests in flight that took their slot before ``ticket``'s: the ones a server serving in order
+        works on first. The oldest request in flight is never counted as queued."""
+        with self._cond:
+            return sum(1 for t in self._tickets if ticket is None or t < ticket)
 
     def start_once(self, find_slots: Callable[[], int | None]) -> None:
         """Concurrency left at auto: start at the slots ``find_slots`` reports (once per endpoint, the other
@@ -109,10 +129,6 @@ class AdaptiveLimit:
             if new < self.limit:
                 self.limit = new
                 self.decreases += 1
-
-    def others_in_flight(self) -> int:
-        with self._cond:
-            return max(0, self.in_flight - 1)
 
     def record_first_token(self, seconds: float) -> None:
         with self._cond:
