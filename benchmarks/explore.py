@@ -8,7 +8,10 @@ Browser rows start `streamlit run app.py` on 127.0.0.1 with the store copied int
 and drive Debian's chromium with Playwright: a new tab on the graph page until its nodes are drawn (a tab of
 the same browser, which keeps its HTTP cache, and a fresh browser profile, which does not; and on Settings,
 a page without charts, as the baseline), the sidebar link from the timeline to the graph,
-and a click on a node until its profile's heading. A synthetic graph of 300 entities checks that the
+a click on a node until its profile's heading, a new tab on the timeline until its marks are drawn, and the
+timeline's labels in Labels mode (counted and checked for overlaps by their boxes in the browser). A second table
+prints the sizes issue 30 quotes: the timeline's height and its person lanes' share with every topic lane and
+folded, the labels placed, suspicious dates, and the graph's typed, co-mention and unconnected counts. A synthetic graph of 300 entities checks that the
 layout scales. Target (issue 12): the graph of a 689-turn conversation interactive <= 2 s.
 """
 
@@ -84,15 +87,57 @@ def library_rows(store_path: str) -> list[tuple[str, list[float], str]]:
     speakers = store.conversation.speakers if store.conversation else []
     events = tviz.events_frame(a, speakers)
     span = tviz.conversation_span(events)
+    folded = len(a.topics) > tviz.COLLAPSE_TOPICS_ABOVE
     rows += [(f"timeline: events, links with evidence ({len(events)} events)",
               timed(lambda: (tviz.events_frame(a, speakers), tviz.supported_links(a, store.conversation))), "cached"),
-             ("timeline: lanes + chart spec, every rerun",
+             (f"timeline: lanes + chart spec with labels, every rerun (topic lanes {'folded' if folded else 'each'})",
               timed(lambda: vega_spec(tviz.timeline_chart(tviz.lanes_frame(events, span),
-                                                          tviz.topic_lanes_frame(a, None, span), domain=span))), "")]
-    topviz.topic_titles(a)  # the first call loads spaCy
-    rows.append((f"topics: readable titles ({len(a.topics)} topics, spaCy loaded)",
-                 timed(lambda: topviz.topic_titles(a), 3), "cached"))
+                                                          tviz.topic_lanes_frame(a, None, span, collapsed=folded),
+                                                          domain=span, labels=True))), ""),
+             (f"topics: titles ({len(a.topics)} topics, stored labels)", timed(lambda: topviz.topic_titles(a), 3),
+              "cached")]
+    from gravity_engine.comentions import co_mentions
+
+    pairs = co_mentions(a, store.conversation)
+    rows.append((f"graph: co-mentions ({len(pairs)} pairs cited together twice or more)",
+                 timed(lambda: co_mentions(a, store.conversation), 3), "cached"))
     return rows
+
+
+def layout_rows(store_path: str) -> list[tuple[str, str]]:
+    """Sizes the issue quotes, from the library: the timeline's lanes and labels, the graph's edges and lists."""
+    from gravity_engine.store import AnchorStore
+    from gravity_engine.viz import graph as gviz
+    from gravity_engine.viz import timeline as tviz
+    from gravity_engine.viz import topics as topviz
+
+    import pandas as pd
+
+    store = AnchorStore.load(store_path)
+    a, conv = store.anchors, store.conversation
+    events = tviz.events_frame(a, conv.speakers if conv else [])
+    span = tviz.conversation_span(events)
+    marks = tviz.lanes_frame(events, span)
+    out = [("timeline events (resolved)", f"{len(events)} ({int(events['resolved'].sum())})"),
+           ("timeline person lanes", ", ".join(l for l in tviz.lane_order(marks)))]
+    titles = topviz.topic_titles(a)
+    for name, topic_marks in (("every topic lane", tviz.topic_lanes_frame(a, titles, span)),
+                              ("topic lanes folded", tviz.topic_lanes_frame(a, titles, span, collapsed=True))):
+        layout, height = tviz.lane_layout(tviz.lane_order(marks, topic_marks))
+        people = sum(h for lane, (_, h) in layout.items() if not lane.startswith("Topic"))
+        out.append((f"timeline height, {name}", f"{height:.0f} px, person lanes {people / height:.0%}"))
+    layout, _ = tviz.lane_layout(tviz.lane_order(marks))
+    gap = max((span[1] - span[0]) / 110, pd.Timedelta(days=1)) if span else pd.Timedelta(days=1)
+    placed = tviz.place_labels(marks.assign(y=tviz._stack(marks, layout, gap)), span)
+    top = marks.sort_values(["weight", "n", "date"], ascending=[False, False, True]).head(20)
+    out.append(("timeline labels placed (of points; of the 20 most-cited)",
+                f"{len(placed)} of {len(marks)}; {len(set(top['ids']) & set(placed['ids']))} of 20"))
+    out.append(("timeline suspicious dates", str(int((events['suspicious'] != '').sum()))))
+    g, nodes, edges = gviz.explore_data(a, co_mentions=True, conversation=conv)
+    out.append(("graph: typed relations / co-mention edges / without an edge",
+                f"{int((edges['kind'] == 'relation').sum())} / {int((edges['kind'] == 'co-mention').sum())} / "
+                f"{len(gviz.unconnected(nodes))}"))
+    return out
 
 
 def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float], str]]:
@@ -100,6 +145,7 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
 
     from gravity_engine.store import AnchorStore
     from gravity_engine.testing.app_server import AppServer, launch_chromium
+    from gravity_engine.testing.page_checks import overlaps, timeline_labels
 
     home = Path(tempfile.mkdtemp(prefix="gravity_bench_"))
     name = Path(store_path).name
@@ -157,6 +203,24 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
                 page.locator(nodes).first.wait_for(timeout=60_000)
                 switches.append(time.perf_counter() - t0)
                 page.close()
+            timelines, label_rows = [], []
+            for _ in range(repeat):  # a new tab on the timeline until its points (or density strips) are drawn
+                page = tabs.new_page()
+                t0 = time.perf_counter()
+                page.goto(f"{url}/timeline?store=workspace/{name}")
+                page.locator("[data-testid=stVegaLiteChart] g.role-mark path, "
+                             "[data-testid=stVegaLiteChart] g.role-mark rect").first.wait_for(timeout=120_000)
+                timelines.append(time.perf_counter() - t0)
+                page.close()
+            page = tabs.new_page()
+            page.goto(f"{url}/timeline?store=workspace/{name}")
+            page.get_by_role("heading", name="Event timeline").wait_for(timeout=120_000)
+            settle(page)
+            page.locator("[data-testid=stCheckbox]").filter(has_text="Labels").locator("label").click()
+            settle(page)
+            boxes = timeline_labels(page)
+            label_rows.append(f"{len(boxes)} labels drawn, {len(overlaps(boxes))} overlapping pairs")
+            page.close()
             baseline = []  # the same new tab on a page without charts: Streamlit's frontend and app.py alone
             for _ in range(repeat):
                 page = tabs.new_page()
@@ -175,6 +239,8 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
              ""),
             ("browser: new tab on the Settings page -> its heading (baseline, no chart)", baseline, ""),
             ("browser: sidebar link from the timeline -> graph nodes drawn", switches, "<= 2 s"),
+            ("browser: new tab on the timeline -> its marks drawn", timelines, "<= 2 s"),
+            (f"browser: timeline in Labels mode ({label_rows[0]})", [0.0], "bounding boxes"),
             (f"browser: click a node -> its profile heading ({biggest})", clicks, "<= 2 s")]
 
 
@@ -194,6 +260,9 @@ def main() -> None:
     for label, times, note in rows:
         print(f"| {label} | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} | {len(times)} "
               f"| {note} |")
+    print(f"\n| {Path(args.store).name} | size |\n|---|---|")
+    for label, value in layout_rows(args.store):
+        print(f"| {label} | {value} |")
 
 
 if __name__ == "__main__":

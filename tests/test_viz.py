@@ -347,8 +347,9 @@ def test_labels_are_placed_only_where_they_fit_most_cited_first():
             assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
     assert placed["weight"].max() == marks["weight"].max()  # the most-cited day is labelled
     spec = timeline.timeline_chart(marks.drop(columns=["y"]), domain=span, labels=True).to_dict()
-    texts = [r for layer in spec["layer"] if layer["mark"].get("type") == "text" for r in layer["data"]["values"]]
-    assert len(texts) == len(placed) and spec["usermeta"]["embedOptions"]["renderer"] == "svg"
+    text_layers = [layer for layer in spec["layer"] if layer["mark"].get("type") == "text"]
+    assert 1 <= len(text_layers) <= 3  # one per alignment, one dataset
+    assert len(text_layers[0]["data"]["values"]) == len(placed) and spec["usermeta"]["embedOptions"]["renderer"] == "svg"
 
 
 def test_a_person_named_once_shares_a_lane_and_many_topics_fold_into_one():

@@ -439,10 +439,17 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
     wanted = marks if labels and not searching else marks[marks["match"]] if searching else None
     placed = place_labels(wanted, domain) if wanted is not None and not wanted.empty else None
     if placed is not None and not placed.empty:
-        for (dx, dy, align), grp in placed.groupby(["dx", "dy", "align"], sort=True):
-            layers.append(alt.Chart(inline(grp.drop(columns=["bx0", "by0", "bx1", "by1"]))).mark_text(
-                align=align, baseline="middle", dx=int(dx), dy=int(dy), fontSize=LABEL_FONT, color="#323f4b").encode(
-                x=x, y=y, text="label:N", description=alt.value("timeline label")))
+        # One dataset, a layer per alignment (a mark's align cannot vary by datum): the offsets are folded into the
+        # data, y exactly (the axis is in pixels), x as the time a pixel spans at the placing width.
+        per_px = (domain[1] - domain[0] if domain else span) / LABEL_PLOT_WIDTH
+        data = placed[["label", "x", "y", "dx", "dy", "align"]].assign(
+            x=placed["x"] + per_px * placed["dx"], y=placed["y"] + placed["dy"])
+        labelled_data = inline(data.drop(columns=["dx", "dy"]))
+        for align in ("left", "right", "center"):
+            if (data["align"] == align).any():
+                layers.append(alt.Chart(labelled_data).transform_filter(alt.datum.align == align).mark_text(
+                    align=align, baseline="middle", fontSize=LABEL_FONT, color="#323f4b").encode(
+                    x=x, y=y, text="label:N"))
     if topic_marks is not None and not topic_marks.empty:
         layers.append(alt.Chart(inline(topic_marks)).mark_square(color=MODULE_COLORS["topics"], opacity=0.75).encode(
             x=x, y=y, size=alt.Size("mentions:Q", scale=alt.Scale(range=[30, 200]), legend=None),
