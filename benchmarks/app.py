@@ -13,6 +13,9 @@ The "new store" is built by today's code (`python -m gravity_engine build ../sha
 --conversation conv-26`, 419 turns) unless --new-store names one; no host has ever indexed it on that
 GRAVITY_HOME. --old-store (default: runs/classic/conv-30, if present) is a store from an earlier build, to show
 how stores built before a change behave.
+Issue 30 rows: the playground's first screen at 1400x1000 on conv-26 (where the verdicts and the changes
+table's third row end, the page's height with the details folded), a question asked with an endpoint that
+refuses connections, and what the evaluation headline says for 1 and 50 questions.
 AppTest rows run the script as the server runs it (after a warm-up run); the graph row is the library call
 the page makes on the sample store.
 """
@@ -191,7 +194,7 @@ def ask_questions(tab: Tab, first: Row, later: Row, questions: list[str]) -> Non
         def answer() -> None:
             tab.page.get_by_role("button", name="Ask").click()
             tab.page.get_by_text(q, exact=False).first.wait_for(timeout=300_000)
-            tab.drawn("What Gravity changed in the prompt")
+            tab.drawn("What Gravity changed")
             tab.page.wait_for_function(f"() => document.body.innerText.includes({q!r}.slice(0, 20))")
 
         tab.measure(first if i == 0 else later, answer)
@@ -261,6 +264,93 @@ def browser_rows(new_store: Path, old_store: Path | None, repeat: int) -> list[R
     return [start, cold, switch, first, later] + ([old_first] if old_store else [])
 
 
+def playground_rows(new_store: Path) -> tuple[list[Row], list[tuple[str, str]]]:
+    """Issue 30's playground: the first screen at 1400x1000 for a benchmark question on conv-26 (where the verdicts
+    and the changes table's third row end, the page's height with the details folded), and the wait for a question
+    when the model endpoint refuses connections (set on the Settings page, as a user would)."""
+    import socket
+
+    from playwright.sync_api import sync_playwright
+
+    from gravity_engine.testing.app_server import AppServer, launch_chromium
+    from gravity_engine.testing.page_checks import playground_first_screen
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    home = Path(tempfile.mkdtemp(prefix="gravity_bench_pg_"))
+    shutil.copytree(new_store, home / "workspace" / "conv-26")
+    ask_row, failing = Row("browser: playground, Ask -> results drawn (conv-26, dense host indexed)"), \
+        Row("browser: playground, Ask with an endpoint that refuses connections -> results and the error")
+    sizes: list[tuple[str, str]] = []
+    try:
+        with AppServer(home) as server, sync_playwright() as p:
+            browser = launch_chromium(p)
+            tab = Tab(browser, server.pid)
+            tab.page.set_viewport_size({"width": 1400, "height": 1000})
+            tab.page.goto(f"{server.url}/playground?store=workspace/conv-26")
+            tab.drawn("Query playground")
+            for attempt in range(2):  # the first builds the dense host's index; the second is a user's next question
+                box = tab.page.get_by_label("Question", exact=True)
+                box.fill(LOCOMO_QUESTIONS[0] if attempt else LOCOMO_QUESTIONS[1])
+                box.press("Enter")
+                tab.page.wait_for_timeout(500)
+
+                def answer() -> None:
+                    tab.page.get_by_role("button", name="Ask").click()
+                    tab.page.wait_for_timeout(300)
+                    tab.drawn("What Gravity changed")
+
+                tab.measure(ask_row, answer) if attempt else answer()
+            tab.page.wait_for_timeout(1000)
+            screen = playground_first_screen(tab.page)
+            sizes += [("playground viewport", f"{screen['viewport']} px"),
+                      ("playground: bottom of the two verdicts", f"{screen['verdicts_bottom']:.0f} px"),
+                      ("playground: bottom of the changes table's third row", f"{screen['third_row_bottom']:.0f} px"),
+                      ("playground: page height per question, details folded", f"{screen['page_height']:.0f} px")]
+            tab.page.goto(f"{server.url}/settings?store=workspace/conv-26")
+            tab.drawn("Settings")
+            tab.page.get_by_label("Base URL").fill(f"http://127.0.0.1:{dead}/v1")
+            tab.page.get_by_label("Base URL").press("Enter")
+            tab.page.wait_for_timeout(1000)
+            tab.page.locator("[data-testid=stSidebar] a[href*='/playground']").first.click()
+            tab.drawn("Query playground")
+            box = tab.page.get_by_label("Question", exact=True)
+            box.fill(LOCOMO_QUESTIONS[0])
+            box.press("Enter")
+            tab.page.wait_for_timeout(500)
+
+            def fail() -> None:
+                tab.page.get_by_role("button", name="Ask").click()
+                tab.page.get_by_text("The model endpoint failed", exact=False).wait_for(timeout=300_000)
+                tab.drawn("What Gravity changed")
+
+            tab.measure(failing, fail)
+            tab.close()
+            browser.close()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return [ask_row, failing], sizes
+
+
+def evaluation_sizes(new_store: Path) -> list[tuple[str, str]]:
+    """What the evaluation headline says for 1 and 50 LoCoMo questions (library: the page draws these strings)."""
+    from gravity_engine.conversation import Question
+    from gravity_engine.evaluate.stats import sample_slice
+    from gravity_engine.store import AnchorStore
+    from gravity_engine.viz import evaluation as eviz
+
+    store = AnchorStore.load(new_store)
+    qs = [Question.model_validate({**q.model_dump(), "category": str(q.category)}) for q in store.conversation.questions]
+    out = []
+    for n in (1, 50):
+        cats = [q.category for q in sample_slice(qs, n, "stratified", 0)]
+        head = eviz.headline([{"n": len(cats) - eviz.excluded_count(cats, "locomo")}], cats, "locomo")
+        out.append((f"evaluation, {n} question(s): button / beside the number / gain shown",
+                    f"{eviz.run_label(cats, 'locomo')} / {head['counts']} / {head['show_gain']}"))
+    return out
+
+
 def build_new_store(out: Path) -> Path:
     """conv-26 built by today's code (classic backend, offline), as a user's new store."""
     if not LOCOMO.is_file():
@@ -291,9 +381,16 @@ def main() -> None:
             old = Path(args.old_store) if args.old_store and (Path(args.old_store) / "anchors.json").is_file() \
                 else None
             rows += browser_rows(new, old, args.repeat)
+            pg_rows, sizes = playground_rows(new)
+            rows += pg_rows
+            sizes += evaluation_sizes(new)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     print_table(rows)
+    if not args.no_browser:
+        print("\n| issue 30 | size |\n|---|---|")
+        for label, value in sizes:
+            print(f"| {label} | {value} |")
 
 
 if __name__ == "__main__":
