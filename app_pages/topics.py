@@ -14,7 +14,7 @@ store = require_store()
 anchors = store.anchors
 
 
-@st.cache_data(max_entries=8, show_spinner="Naming the topics…")
+@st.cache_data(max_entries=8, show_spinner=False)
 def _arcs(path: str, mtime: float):
     s = load_store(path, mtime)
     titles = topviz.topic_titles(s.anchors)
@@ -45,11 +45,9 @@ if cell and cell != st.session_state.get("topics_last_cell"):
     st.session_state[_step_key(*cell)] = True  # that session's expander opens
     st.rerun()  # open the clicked topic's arc at that session
 st.caption("Each cell is one session of a topic's arc; darker means more mentions. Click a cell to open that "
-           "topic's arc at that session; hover for the session's state. Titles are drawn from each topic's own "
-           "key facts (the built label and keywords are in the table).")
-totals = topviz.topic_totals(anchors, titles)
-totals.insert(1, "built label", [t.label for t in anchors.topics])
-st.dataframe(totals, hide_index=True, width="stretch")
+           "topic's arc at that session; hover for the session's state. A title is the topic's own phrases closest "
+           "to what its utterances say; its distinctive keywords are in the table.")
+st.dataframe(topviz.topic_totals(anchors, titles), hide_index=True, width="stretch")
 
 st.subheader("Arc", anchor=False)
 labels = {t.id: f"{titles.get(t.id, t.label)} ({len(t.sessions)} sessions, {t.status})" for t in anchors.topics}
@@ -60,6 +58,9 @@ topic_id = st.selectbox("Topic", list(labels), format_func=labels.get, key="topi
 topic = next(t for t in anchors.topics if t.id == topic_id)
 focus = st.session_state.get("topics_focus_session")
 st.markdown(f"#### {md_escape(titles.get(topic.id, topic.label))}")
+subtitle = topviz.topic_subtitles(anchors).get(topic.id)
+if subtitle:
+    st.caption("Keywords: " + md_escape(subtitle))
 st.vega_lite_chart(vega_spec(topviz.arc_chart(topic, sessions, focus)), width="stretch")
 if topic.summary:
     st.text(topic.summary)
@@ -75,7 +76,6 @@ with right:
     st.markdown("**Participants and keywords**")
     st.text("Participants: " + (", ".join(topic.participants) or "–"))
     st.text("Keywords: " + (", ".join(topic.keywords) or "–"))
-    st.text("Built label: " + topic.label)
 
 st.markdown("**Session by session**")
 for step in topic.sessions:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Mapping
 
 import altair as alt
@@ -14,10 +12,6 @@ from ..conversation import Conversation
 from . import MODULE_COLORS, inline
 
 TOPIC_COLOR = MODULE_COLORS["topics"]
-_DROP_POS = {"DET", "PRON", "PART", "PUNCT", "NUM", "SYM", "CCONJ", "ADP", "SPACE", "AUX", "INTJ"}
-# Words that say nothing about a topic (the extractor writes "Priya and others").
-_VAGUE = {"other", "others", "thing", "things", "stuff", "lot", "lots", "way", "time", "one", "kind", "bit", "bunch",
-          "day", "week", "month", "year", "today", "yesterday"}
 
 
 def session_order(anchors: AnchorSet, conversation: Conversation | None) -> list[str]:
@@ -33,69 +27,27 @@ def session_order(anchors: AnchorSet, conversation: Conversation | None) -> list
 
 
 def topic_titles(anchors: AnchorSet) -> dict[str, str]:
-    """A short readable title per topic id, from the noun phrases its own key facts and session states
-    repeat (no model call): "X-ray module" rather than "chest rays, license, radiology"."""
-    if not anchors.topics:
-        return {}
-    from ..extract.classic.nlp import parse
+    """A short readable title per topic id: the topic's stored label (the classic extractor writes its own noun
+    phrases ranked against the topic's centroid, ``extract/classic/topics.py``), first letter capitalised.
 
-    people = {n.lower() for e in anchors.entities if (e.type or "").lower() == "person"
-              for n in [e.name, *e.aliases] for n in [n, *n.split()]}
-    texts = [[*(f.text for f in t.key_facts), *(s.state for s in t.sessions), t.summary] for t in anchors.topics]
-    docs = iter(parse([x for group in texts for x in group]))
-    titles = {}
-    for t, group in zip(anchors.topics, texts):
-        titles[t.id] = title_from_phrases(_phrases([next(docs) for _ in group], people), t.keywords) or t.label
-    return titles
+    Titles used to be re-derived here from the noun phrases of the key facts and arc states; a third of them
+    misled on LoCoMo ("Council meeting" for flowers, a necklace, a wedding and stained glass) and the parse
+    cost a second per page. ``benchmarks/topic_titles.py`` compares the two."""
+    return {t.id: _capitalised(t.label) for t in anchors.topics}
 
 
-def _phrases(docs: list, people: set[str]) -> list[list[tuple[str, str]]]:
-    """Per text, its noun phrases as (surface, lemma) token lists, without determiners, pronouns and
-    numbers, and without phrases that are only a person's name (people are not what a topic is about)."""
-    out = []
-    for doc in docs:
-        found = []
-        for chunk in doc.noun_chunks:
-            toks = [(tok.text_with_ws, tok.lemma_.lower()) for tok in chunk
-                    if tok.pos_ not in _DROP_POS and not tok.like_num and tok.ent_type_ not in {"DATE", "TIME"}
-                    and tok.lemma_.lower() not in _VAGUE and tok.text not in {"'s", "’s"}]
-            # "John's gaming pals" is about gaming pals; a phrase that is only a name is about nobody's topic.
-            toks = [(t, lem) for t, lem in toks if t.strip().lower() not in people]
-            if toks:
-                found.append(toks)
-        out.append(found)
+def _capitalised(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text[:1].upper() + text[1:]
+
+
+def topic_subtitles(anchors: AnchorSet, n: int = 5) -> dict[str, str]:
+    """The secondary line under a title: the topic's distinctive keywords, those already in the title left out."""
+    out = {}
+    for t in anchors.topics:
+        said = {w.lower() for w in t.label.split()}
+        out[t.id] = ", ".join([k for k in t.keywords if not set(k.lower().split()) <= said][:n])
     return out
-
-
-def title_from_phrases(per_text: list[list[list[tuple[str, str]]]], keywords: list[str]) -> str:
-    """The best-supported phrase (and a second, distinct one when nearly as strong), capitalised.
-
-    A phrase scores by how many of the topic's texts use each of its words, doubled for the topic's
-    keywords, over the square root of its length: repeated, on-topic, short.
-    """
-    kw = {w for k in keywords for w in k.lower().split()}
-    df = Counter(lemma for phrases in per_text for lemma in {lem for p in phrases for _, lem in p})
-    forms: dict[tuple[str, ...], Counter] = {}
-    for phrases in per_text:
-        for p in phrases:
-            key = tuple(lem for _, lem in p)
-            forms.setdefault(key, Counter())["".join(s for s, _ in p).strip()] += 1
-    scored = []
-    for key, surfaces in forms.items():
-        if len(key) > 4:
-            continue
-        weight = sum(df[lem] * (2 if lem in kw else 1) for lem in key) / math.sqrt(len(key))
-        scored.append((weight * (1 + 0.25 * sum(surfaces.values())), key, surfaces.most_common(1)[0][0]))
-    scored.sort(key=lambda s: (-s[0], len(s[2]), s[2]))
-    if not scored or scored[0][0] < 2:
-        return ""
-    best_score, best_key, best = scored[0]
-    title = best
-    for score, key, surface in scored[1:4]:
-        if score >= 0.75 * best_score and not set(key) & set(best_key):
-            title = f"{best} and {surface}"
-            break
-    return title[0].upper() + title[1:]
 
 
 def arcs_frame(anchors: AnchorSet, conversation: Conversation | None = None,

@@ -5,8 +5,10 @@ Texts are written from the topic's atomic facts (``facts.py``: "Caroline is rese
 agencies") when the extractor gave any: key facts are the most central and specific facts, the
 summary says who talks about what ("Caroline and Melanie talk about adoption agencies: ..."), and
 each arc state lists that session's facts. Without facts (or for a session with none) a sentence of
-the most central utterance, prefixed by its speaker, stands in. Labels are the cluster's most
-distinctive noun phrase from the parse ("adoption agencies"), else its top keywords.
+the most central utterance, prefixed by its speaker, stands in. Labels (the titles people read) are one or two
+of the cluster's own noun phrases ranked against its centroid with the same embedding model
+(:func:`centroid_titles`: "adoption agencies", "wedding decor and necklace"), else its top keyword; the
+TF-IDF keywords stay beside them.
 """
 
 from __future__ import annotations
@@ -175,14 +177,16 @@ def build_topics(conversation: Conversation, embed: Callable[[list[str]], np.nda
     clusters = [idx for idx in members.values() if len(idx) >= min_size]
     clusters.sort(key=lambda idx: (order.get(utts[idx[0]].session_id, 0), idx[0]))
     keywords = _keywords([" ".join(utts[i].display_text() for i in idx) for idx in clusters], stop)
-    phrase_labels = _phrase_labels([[p for i in idx for p in chunks.get(utts[i].id, [])] for idx in clusters],
-                                   stop, keywords)
+    centroids = normalize(np.stack([vectors[idx].mean(axis=0) for idx in clusters]))
+    speaker_words = frozenset(w.lower() for sp in conversation.speakers for w in sp.split())
+    phrase_labels = centroid_titles([[p for i in idx for p in chunks.get(utts[i].id, [])] for idx in clusters],
+                                    centroids, embed, stop, keywords, speaker_words)
     last_sessions = {s.id for s in conversation.sessions[-2:]}
     topics: list[Topic] = []
     assignment: dict[str, str] = {}
     for number, (idx, words) in enumerate(zip(clusters, keywords), start=1):
         topic_id = f"topic-{number}"
-        centroid = normalize(vectors[idx].mean(axis=0))[0]
+        centroid = centroids[number - 1]
         score = {i: float(vectors[i] @ centroid) for i in idx}
         central = sorted(idx, key=lambda i: -score[i])
         arc: list[TopicSession] = []
@@ -246,27 +250,103 @@ def _ranked_facts(central: list[int], utts: list[Utterance], facts_by_utt: dict[
     return out
 
 
-def _phrase_labels(phrases: list[list[str]], stop: frozenset[str], keywords: list[list[str]]) -> list[str]:
-    """Per cluster, its most distinctive noun phrase (frequent here, rare in other clusters), or ""."""
+# A title names what the topic's utterances are about: its noun phrases ranked by closeness to the topic's centroid
+# (the mean of its utterances' embeddings) less their closeness to the nearest other topic and to all of them, so a
+# phrase every topic shares ("family") loses to one this topic owns ("adoption agencies"). A second phrase joins the first when it is
+# nearly as good and says something else (maximal marginal relevance): "wedding and stained glass".
+TITLE_CANDIDATES = 30
+# Said, not talked about; or so general that every chat is about them ("memories", "feeling"): no title alone.
+TITLE_SKIP = frozenset({"congrats", "congratulations", "kudos", "cheers", "thanks", "memories", "memory", "feeling",
+                        "feelings", "moments", "moment", "experience", "experiences", "encouragement", "support",
+                        "progress", "journey", "life", "fun", "reminder", "reminders", "advice", "ideas", "idea"})
+TITLE_OTHER_WEIGHT = 0.4
+TITLE_SPREAD_WEIGHT = 0.4
+TITLE_SPECIFIC = 0.05
+TITLE_MMR_LAMBDA = 0.6
+TITLE_SECOND_SHARE = 0.85
+TITLE_REPEAT = 0.03  # per log of how often the phrase is said
+TITLE_KEYWORD = 0.05  # for a phrase holding one of the topic's TF-IDF keywords
+
+
+_PHRASE = re.compile(r"[A-Za-z][A-Za-z0-9'+.-]*(?: [A-Za-z0-9][A-Za-z0-9'+.-]*)*")
+
+
+def _stems(phrase: str) -> set[str]:
+    # "book" and "books", "wedding" and "weddings" say the same: a second phrase must add a word
+    return {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z0-9]+", phrase)}
+
+
+def _well_formed(phrase: str, stop: frozenset[str]) -> bool:
+    """Not parse debris: no filler word inside a longer phrase ("pup doing"), and three words or more only for a
+    name ("Harry Potter conference"), not a run of common words ("education crumbling infrastructure")."""
+    words = phrase.split()
+    if len(words) > 1 and any(w.lower() in stop for w in words):
+        return False
+    return len(words) <= 2 or sum(w[:1].isupper() for w in words) >= 2
+
+
+def title_candidates(phrases: list[list[str]], stop: frozenset[str], names: frozenset[str] = frozenset()
+                     ) -> list[Counter]:
+    """Per topic, its noun phrases with their counts, the most distinctive first (frequent here, rare in the
+    other topics), at most ``TITLE_CANDIDATES``. Dropped: phrases made only of stop or chat words, phrases naming
+    a speaker (a topic is what they talk about, not who talks), and parse debris ("team / support")."""
+    counts = [Counter(p for p in ps if _PHRASE.fullmatch(p) and len(p) > 2 and _well_formed(p, stop)
+                      and not all(w.lower() in stop or w.lower() in TITLE_SKIP for w in p.split())
+                      and not {w.lower() for w in p.split()} & names) for ps in phrases]
     df: Counter = Counter()
-    counts = [Counter(p for p in ps if any(w.lower() not in stop for w in p.split())
-                      and not all(w.lower() in stop or w.lower() in CHAT_WORDS for w in p.split())) for ps in phrases]
     for c in counts:
         df.update(set(c))
     n = max(1, len(counts))
-    labels: list[str] = []
-    for c, words in zip(counts, keywords):
-        terms = {w for k in words for w in k.split()}
-        best, best_score = "", 0.0
-        for phrase, count in c.items():
-            hit = bool(set(phrase.lower().split()) & terms)
-            if count < 2 and not hit:
+    out = []
+    for c in counts:
+        ranked = sorted(c, key=lambda p: (-c[p] * math.log(1 + n / df[p]), p))[:TITLE_CANDIDATES]
+        out.append(Counter({p: c[p] for p in ranked}))
+    return out
+
+
+def centroid_titles(phrases: list[list[str]], centroids: np.ndarray, embed: Callable[[list[str]], np.ndarray],
+                    stop: frozenset[str], keywords: list[list[str]] | None = None,
+                    names: frozenset[str] = frozenset()) -> list[str]:
+    """Per topic (``phrases``: its utterances' noun phrases; ``centroids``: normalized, one row per topic;
+    ``keywords``: its TF-IDF keywords) a title of one or two of its own phrases, or "" when it has none."""
+    candidates = title_candidates(phrases, stop, names)
+    every = sorted({p for c in candidates for p in c})
+    if not every:
+        return ["" for _ in phrases]
+    vecs = normalize(np.asarray(embed(every), dtype=np.float32))
+    row = {p: i for i, p in enumerate(every)}
+    sims = vecs @ centroids.T  # phrase x topic
+    titles = []
+    for t, cands in enumerate(candidates):
+        if not cands:
+            titles.append("")
+            continue
+        names = sorted(cands, key=lambda p: (-cands[p], p))
+        own = np.array([sims[row[p], t] for p in names])
+        others = np.delete(sims[[row[p] for p in names]], t, axis=1)
+        # Near the nearest other topic, or near all of them alike ("memories", "feeling"): not this topic's own.
+        nearest = others.max(axis=1) if others.shape[1] else np.zeros(len(names))
+        spread = others.mean(axis=1) if others.shape[1] else np.zeros(len(names))
+        # A phrase said once may be a passing remark; repeats count a little, never more than closeness; a second
+        # word makes it specific ("homeless shelter", not "shelter").
+        kw = {w.rstrip("s") for k in (keywords[t] if keywords else []) for w in k.lower().split()}
+        bonus = np.array([TITLE_REPEAT * math.log(cands[p]) + TITLE_KEYWORD * bool(_stems(p) & kw)
+                          + TITLE_SPECIFIC * ((len(p.split()) == 2) - (len(p.split()) > 2)) for p in names])
+        relevance = (own - TITLE_OTHER_WEIGHT * np.maximum(nearest, 0) - TITLE_SPREAD_WEIGHT * np.maximum(spread, 0)
+                     + bonus)
+        best = int(np.argmax(relevance))
+        title = names[best]
+        words = _stems(title)
+        second, second_score = None, -1.0
+        for k, p in enumerate(names):
+            if k == best or _stems(p) & words or relevance[k] < TITLE_SECOND_SHARE * relevance[best]:
                 continue
-            value = count * math.log(1 + n / df[phrase]) * (2.0 if hit else 1.0) * (1.3 if " " in phrase else 1.0)
-            if value > best_score:
-                best, best_score = phrase, value
-        labels.append(best)
-    return labels
+            redundancy = float(vecs[row[p]] @ vecs[row[title]])
+            score = TITLE_MMR_LAMBDA * relevance[k] - (1 - TITLE_MMR_LAMBDA) * redundancy
+            if score > second_score:
+                second, second_score = p, score
+        titles.append(f"{title} and {second}" if second else title)
+    return titles
 
 
 def _key_facts(central: list[Utterance], keywords: list[str], limit: int = 5) -> list[KeyFact]:
