@@ -27,8 +27,8 @@ from pydantic import BaseModel, Field
 from .conversation import Question
 from .embed import Embedder
 from .errors import ConfigError, GravityError
-from .hosts import LLM_AT_INGEST, available_hosts, get_host
-from .hosts._optional import HostUnavailable, install_hint, missing_modules
+from .hosts import available_hosts, get_host, resolve
+from .hosts._optional import HostUnavailable
 from .llm.config import LLMConfig
 from .measure import (MeasureRow, MeasureSettings, Progress, ensure_store, format_table, load_plan,
                       measure_conversation, summarize, variant_slug, write_csv, write_summary_csv)
@@ -60,27 +60,29 @@ PRESETS: dict[str, HostSpec] = {s.name: s for s in [
     HostSpec(name="amem-noevolve", host="amem", options={"evolve": False},
              description="A-Mem notes without the evolution call (runs offline; not A-Mem's full method)"),
 ]}
-_ALIASES = {"zep": "graphiti", "a-mem": "amem", "agentic-memory": "amem", "full-context": "fullcontext",
-            "full": "fullcontext"}
 
 
 def host_names() -> list[str]:
-    """Every name ``parse_hosts`` accepts (registry hosts with an adapter, then the presets)."""
-    return [h.name for h in available_hosts() if "not available yet" not in h.description] + list(PRESETS)
+    """Every name ``parse_hosts`` accepts (the registered hosts, then the presets)."""
+    return [h.name for h in available_hosts() if not h.error] + list(PRESETS)
 
 
 def _spec(name: str, host_config: str | Path | None) -> HostSpec:
-    key = _ALIASES.get(name.strip().lower(), name.strip().lower())
+    key = name.strip().lower()
+    registered = resolve(key)
     if key in PRESETS:
         spec = PRESETS[key].model_copy(deep=True)
-    elif key in host_names():
-        spec = HostSpec(name=key, host=key, llm_at_ingest=key in LLM_AT_INGEST)
+        registered = resolve(spec.host)
+    elif registered is not None and not registered.error:
+        spec = HostSpec(name=registered.name, host=registered.name, llm_at_ingest=registered.llm_at_ingest)
+    elif registered is not None:
+        raise ConfigError(f"host {name!r} ({registered.package}) is registered but unusable: {registered.error}")
     else:
         raise ConfigError(f"unknown host {name!r}; choose from {', '.join(host_names())}, or 'all'")
-    missing = missing_modules(spec.host)
+    missing = registered.missing_modules() if registered is not None else []
     if missing:
         raise HostUnavailable(f"host {spec.name!r} needs {', '.join(missing)}, not installed here; "
-                              f"install with: {install_hint(spec.host)}")
+                              f"install with: {registered.install_hint}")
     if spec.host == "mcp":
         if not host_config:
             raise ConfigError("host 'mcp' needs a server configuration: --host-config FILE.json "
@@ -103,13 +105,13 @@ def parse_hosts(hosts: str | list[str], host_config: str | Path | None = None,
             specs.append(_spec(name, host_config))
             continue
         for info in available_hosts():
-            if "not available yet" in info.description:
-                continue
-            if not info.installed:
+            if info.error:
+                skipped[info.name] = info.error
+            elif not info.installed:
                 skipped[info.name] = f"not installed ({info.install_hint})"
             elif info.name == "mcp" and not host_config:
                 skipped[info.name] = "needs --host-config FILE.json"
-            elif info.name in LLM_AT_INGEST and not llm_ok:
+            elif info.llm_at_ingest and not llm_ok:
                 skipped[info.name] = ("calls an LLM at ingest: set GRAVITY_LLM_BASE_URL / GRAVITY_LLM_API_KEY, "
                                       "or pass --scripted-llm")
             else:

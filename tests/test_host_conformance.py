@@ -1,12 +1,17 @@
-"""Host conformance: every host, built-in or adapter, honours the Host protocol the same way.
+"""Host conformance: every registered host, built-in or a third party's, honours the Host protocol the same way
+and does what its declared capabilities (``query_independent``, ``VectorHost``, ``BatchHost``) promise.
 
 Each host ingests one small two-session conversation (hosts whose ingestion calls an LLM talk to the
-scripted server on 127.0.0.1; the MCP host talks to a local MCP server that serves the dense host).
+scripted server on 127.0.0.1; the MCP host talks to a local MCP server that serves the dense host). The
+built-ins and their measure presets have their own factories below; any other host in the entry point group
+``gravity_engine.hosts`` is made with ``get_host(name, embedder=...)``, so a package that registers a host can
+run this suite on it (``tests/test_host_plugins.py`` does, with a throwaway package).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import subprocess
 import sys
@@ -16,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from gravity_engine.conversation import Conversation, Session, Utterance
-from gravity_engine.hosts.base import Host, Memory
+from gravity_engine.hosts import get_host
+from gravity_engine.hosts.base import BatchHost, Host, Memory, VectorHost
+from gravity_engine.hosts.registry import registered
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,8 +119,26 @@ HOSTS = {
     "amem": ("agentic_memory", _amem),
     "mcp": ("mcp", _mcp),
 }
+
+
+def _registered(name: str):
+    def make(e, llm):
+        return get_host(name, embedder=e)
+    return make
+
+
+# Every other registered host (a third party's), made the way the CLI makes it.
+for _name, _entry in registered().items():
+    if _name not in HOSTS:
+        _missing = _entry.missing_modules()
+        HOSTS[_name] = (_missing[0] if _missing else "gravity_engine", _registered(_name))
+
 PARAMS = [pytest.param(name, marks=pytest.mark.skipif(not _have(mod), reason=f"{mod} not installed"), id=name)
           for name, (mod, _) in HOSTS.items()]
+
+
+def test_every_registered_host_is_in_the_suite():
+    assert set(registered()) <= set(HOSTS)
 
 
 @pytest.fixture(scope="module")
@@ -155,13 +180,14 @@ def ingested(embedder, scripted_llm, tmp_path_factory):
 
 
 def _query_independent(host: Host) -> bool:
-    return bool(getattr(host, "query_independent", False))
+    return host.query_independent
 
 
 @pytest.mark.parametrize("name", PARAMS)
 def test_search_returns_mapped_memories(name, ingested):
     host = ingested(name)
     assert isinstance(host, Host) and host.name
+    assert isinstance(host.query_independent, bool), "query_independent must be declared True or False"
     ids = set(small_conversation().utterance_index())
     results = host.search(QUERY, k=3)
     assert results, f"{name}: no result for a query that matches one turn word for word"
@@ -254,3 +280,26 @@ def test_missing_library_gives_install_hint(host, module, cls, blocked):
     assert "HINT:" in out.stdout, out.stdout
     assert "pip install" in out.stdout and "requirements-hosts.txt" in out.stdout
     assert blocked in out.stdout
+
+
+def _ids(memories: list[Memory]) -> list[tuple[str, ...]]:
+    return [tuple(m.utterance_ids) for m in memories]
+
+
+@pytest.mark.parametrize("name", PARAMS)
+def test_declared_capabilities_hold(name, ingested, embedder):
+    """What a host declares is what the query path relies on: a query-independent host returns the same
+    memories for any query; a VectorHost's vector search is its text search on that model's embeddings and its
+    ingest takes the store's vectors; a BatchHost's search_many is one search per query."""
+    host = ingested(name)
+    if host.query_independent:
+        assert _ids(host.search(QUERY, k=3)) == _ids(host.search("something else entirely", k=3))
+    if isinstance(host, VectorHost):
+        assert "vectors" in inspect.signature(host.ingest).parameters, "a VectorHost ingests the store's vectors"
+        assert host.vector_model == embedder.name
+        by_vector = host.search_vectors(embedder.encode([QUERY, "sourdough bread"]), 3)
+        assert [_ids(found) for found in by_vector] == [_ids(host.search(QUERY, 3)),
+                                                        _ids(host.search("sourdough bread", 3))]
+    if isinstance(host, BatchHost):
+        many = host.search_many([QUERY, "sourdough bread"], 3)
+        assert [_ids(found) for found in many] == [_ids(host.search(QUERY, 3)), _ids(host.search("sourdough bread", 3))]

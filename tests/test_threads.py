@@ -114,13 +114,18 @@ class GateHost:
     """A host on the fake embedder that searches by vector and runs a gate inside each search."""
 
     name = "gate"
+    query_independent = False
 
     def __init__(self, gates):
         self._embedder = FakeEmbedder()
         self._gates = list(gates)
         self._lock = threading.Lock()
 
-    def ingest(self, conversation) -> None:
+    @property
+    def vector_model(self):
+        return self._embedder.name
+
+    def ingest(self, conversation, vectors=None) -> None:
         pass
 
     def search(self, query, k=10):

@@ -198,19 +198,28 @@ def measure(
 @app.command("hosts")
 @friendly_errors
 def hosts_cmd() -> None:
-    """Every memory system Gravity can sit beside: whether its library is installed here and how to install it."""
-    from ..hosts import available_hosts
+    """Every registered host (entry point group gravity_engine.hosts): whether it can run here, what it needs."""
+    from ..hosts import WITHOUT_ADAPTER, available_hosts
     from ..measure_hosts import PRESETS
 
     infos = available_hosts()
-    width = max(len(n) for n in [*(h.name for h in infos), *PRESETS]) + 2
+    width = max(len(n) for n in [*(h.name for h in infos), *PRESETS, *WITHOUT_ADAPTER]) + 2
     for h in infos:
-        mark = "installed" if h.installed else "missing  "
-        typer.echo(f"{h.name:<{width}}{mark}  {h.description}")
-        if not h.installed and h.install_hint:
+        mark = "installed" if h.installed else "broken   " if h.error else "missing  "
+        notes = [] if h.builtin else [f"from {h.package}"]
+        notes += [f"also: {', '.join(h.aliases)}"] if h.aliases else []
+        notes += ["LLM at ingest"] if h.llm_at_ingest else []
+        typer.echo(f"{h.name:<{width}}{mark}  {h.description}" + (f"  [{'; '.join(notes)}]" if notes else ""))
+        if h.error and h.description != h.error:
+            typer.echo(f"{'':<{width}}           error: {h.error}")
+        elif not h.installed and h.install_hint:
             typer.echo(f"{'':<{width}}           install: {h.install_hint}")
     typer.echo("\nmeasure also takes these names (a host library run another way):")
     for p in PRESETS.values():
         typer.echo(f"{p.name:<{width}}{'':11}{p.description}" + ("  [LLM at ingest]" if p.llm_at_ingest else ""))
+    typer.echo("\nno adapter of their own; attach their MCP server with --host mcp:")
+    for name, (description, hint) in WITHOUT_ADAPTER.items():
+        typer.echo(f"{name:<{width}}{'':11}{description} ({hint})")
     typer.echo("\nmcp needs --host-config FILE.json; amem calls an LLM at ingest (GRAVITY_LLM_* or, for measure, "
-               "--scripted-llm).")
+               "--scripted-llm). A package adds a host through the entry point group gravity_engine.hosts "
+               "(docs/hosts.md, 'Add a host').")

@@ -203,8 +203,6 @@ class _HostForRun:
         self._memo: dict[tuple[str, int], list] = {}
         self._max = max_entries
 
-    takes_stored_vectors = True  # handed on to the host when it takes them (hosts.dense.ingest_with_vectors)
-
     def ingest(self, conversation, vectors=None) -> None:
         if self._ingested is not conversation:
             ingest_with_vectors(self._host, conversation, vectors)

@@ -25,7 +25,8 @@ from ..errors import GravityError
 from ..llm.config import LLMConfig
 from ..llm.guard import check_model_request
 from ..timeparse import parse_datetime
-from ._optional import host_dir, require
+from ._optional import LIBRARIES, host_dir, require
+from ._optional import install_hint as _hint
 from .base import Memory, UsesEmbedder
 from .memories import conversation_memories, memories_fingerprint
 
@@ -92,6 +93,12 @@ class AMemHost(UsesEmbedder):
     """A-Mem notes of one conversation; ``search`` is ``AgenticMemorySystem.search``."""
 
     name = "amem"
+    description = "A-Mem (a-mem): agentic notes in ChromaDB; one LLM evolution call per note"
+    requires = LIBRARIES["amem"][0]
+    install_hint = _hint("amem")
+    aliases = ("a-mem", "agentic-memory")
+    llm_at_ingest = True  # its default ingestion calls an LLM (A-Mem's per-note evolution step)
+    query_independent = False
 
     def __init__(self, embedder: Embedder | None = None, llm: LLMConfig | None = None, evolve: bool = True):
         _import_amem()

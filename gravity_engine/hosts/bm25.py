@@ -14,6 +14,10 @@ class BM25Host:
     """Okapi BM25 (bm25s, Lucene variant, English stopwords) over one document per utterance or window."""
 
     name = "bm25"
+    description = "Lexical BM25 retrieval over utterances (bm25s)"
+    requires = ("bm25s",)
+    install_hint = "pip install bm25s"
+    query_independent = False
 
     def __init__(self, unit: str = "utterance", window: int = 3, k1: float = 1.5, b: float = 0.75):
         if unit not in ("utterance", "window"):

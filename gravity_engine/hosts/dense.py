@@ -21,7 +21,7 @@ from ..embed import Embedder
 from ..errors import ConfigError
 from ..fileio import atomic_write_bytes
 from ..store import UtteranceVectors
-from .base import Memory, UsesEmbedder
+from .base import Memory, UsesEmbedder, ingest_with_vectors  # noqa: F401  (callers import it from here too)
 from .memories import conversation_memories, format_memory_list, memories_fingerprint
 
 
@@ -29,20 +29,14 @@ def cache_dir() -> Path:
     return Path(os.environ.get("GRAVITY_HOME") or Path.home() / ".gravity").expanduser() / "cache" / "dense"
 
 
-def ingest_with_vectors(host, conversation: Conversation, vectors: UtteranceVectors | None) -> None:
-    """``host.ingest(conversation)``, handing ``vectors`` (a store's ``utterance_vectors``) to a host that takes
-    them (``takes_stored_vectors``): the one way callers that hold a store ingest its conversation."""
-    if vectors is not None and getattr(host, "takes_stored_vectors", False):
-        host.ingest(conversation, vectors=vectors)
-    else:
-        host.ingest(conversation)
-
-
 class DenseHost(UsesEmbedder):
     """Cosine search over one embedding per utterance (``unit="utterance"``) or per window of turns."""
 
     name = "dense"
-    takes_stored_vectors = True  # ingest(conversation, vectors=UtteranceVectors): see HostSession
+    description = "Embedding retrieval over utterances (or turn windows) with the anchors' sentence-transformers model"
+    requires = ("sentence_transformers",)
+    install_hint = "pip install -r requirements.txt"
+    query_independent = False
 
     def __init__(self, embedder: Embedder | None = None, unit: str = "utterance", window: int = 3,
                  use_cache: bool = True):
@@ -56,6 +50,11 @@ class DenseHost(UsesEmbedder):
         self.matrix = np.zeros((0, 1), dtype=np.float32)
         self._fingerprint = ""
         self.reused_vectors = False  # whether the last ingest took the store's vectors
+
+    @property
+    def vector_model(self) -> str | None:
+        """The embedder's name once one is set (given, or loaded by the first ingest): a ``VectorHost``."""
+        return self._embedder.name if self._embedder is not None else None
 
     def ingest(self, conversation: Conversation, vectors: UtteranceVectors | None = None) -> None:
         """Index the conversation; ``vectors`` (the store's utterance embeddings) are used when they are these

@@ -15,7 +15,9 @@ class FullContextHost:
     """Every utterance, in order, within ``token_budget`` tokens; the query does not change what is returned."""
 
     name = "fullcontext"
-    query_independent = True  # tells the pipeline that expansion queries cannot change its results
+    description = "The whole history in the prompt, truncated to a token budget (ceiling reference)"
+    aliases = ("full-context", "full")
+    query_independent = True  # expansion queries cannot change what it returns: Gravity runs none
 
     def __init__(self, token_budget: int = 100_000, count=None):
         self.token_budget = token_budget

@@ -37,7 +37,8 @@ from ..llm.config import LLMConfig
 from ..llm.guard import check_model_request
 from ..timeparse import parse_datetime
 from ._aio import LoopThread
-from ._optional import require
+from ._optional import LIBRARIES, require
+from ._optional import install_hint as _hint
 from .base import Memory, UsesEmbedder
 from .memories import conversation_memories, memories_fingerprint
 
@@ -106,6 +107,11 @@ class GraphitiHost(UsesEmbedder):
     """Graphiti over one conversation in an embedded Kuzu database (in memory unless ``db`` is a path)."""
 
     name = "graphiti"
+    description = "Graphiti (Zep's temporal knowledge graph) on embedded Kuzu, hybrid BM25 + cosine edge search"
+    requires = LIBRARIES["graphiti"][0]
+    install_hint = _hint("graphiti")
+    aliases = ("zep",)
+    query_independent = False
 
     def __init__(self, embedder: Embedder | None = None, mode: str = "direct", llm: LLMConfig | None = None,
                  db: str = ":memory:", search_methods: tuple[str, ...] = ("bm25", "cosine_similarity"),

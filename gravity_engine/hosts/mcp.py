@@ -29,7 +29,8 @@ from pydantic import BaseModel, Field, ValidationError
 from ..conversation import Conversation
 from ..errors import ConfigError, GravityError, InputError
 from ._aio import LoopThread
-from ._optional import require
+from ._optional import LIBRARIES, require
+from ._optional import install_hint as _hint
 from .base import Memory
 from .memories import conversation_memories, format_memory_list, memories_fingerprint
 
@@ -155,6 +156,10 @@ class McpHost:
     """A memory server over MCP behind the Host protocol (``config`` = settings object, dict or JSON file)."""
 
     name = "mcp"
+    description = "Any memory server with a search tool over the Model Context Protocol (LightMem, LiCoMemory, ...)"
+    requires = LIBRARIES["mcp"][0]
+    install_hint = _hint("mcp")
+    query_independent = False
 
     def __init__(self, config: McpHostConfig | dict | str | Path | None = None, **settings: Any):
         require("mcp", "mcp")

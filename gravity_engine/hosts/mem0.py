@@ -21,7 +21,8 @@ from ..embed import Embedder
 from ..errors import ConfigError, GravityError
 from ..llm.config import LLMConfig
 from ..llm.guard import check_model_request
-from ._optional import host_dir, require
+from ._optional import LIBRARIES, host_dir, require
+from ._optional import install_hint as _hint
 from .base import Memory, UsesEmbedder
 from .memories import conversation_memories, memories_fingerprint
 
@@ -82,6 +83,10 @@ class Mem0Host(UsesEmbedder):
     """Mem0 memories of one conversation; ``search`` is Mem0's own ``Memory.search``."""
 
     name = "mem0"
+    description = "Mem0 (mem0ai) with an embedded qdrant store: verbatim memories, or Mem0's LLM fact extraction"
+    requires = LIBRARIES["mem0"][0]
+    install_hint = _hint("mem0")
+    query_independent = False
 
     def __init__(self, embedder: Embedder | None = None, infer: bool = False, llm: LLMConfig | None = None,
                  extract_batch: int = 2, threshold: float = 0.0, vector_store: dict[str, Any] | None = None):

@@ -1,11 +1,11 @@
 """The host side of the query path, shared by ``ask``, ``measure`` and ``evaluate``.
 
 ``HostSession`` ingests a conversation into a host once and searches it; when the host embeds with
-the same model as the anchors (``search_vectors``), it searches with the question's embedding and the
-expansion queries' stored embeddings, so nothing is encoded twice. ``run_question`` is the one path
-every caller takes: the host's search for the question, Gravity's anchors and expansion queries, the
-expansion searches, one fusion step, and one packing step that fills a context under a budget, for
-the host alone and for the host with Gravity. Callers read structured results (memories, anchor
+the same model as the anchors (a ``VectorHost`` whose ``vector_model`` is the store's), it searches with
+the question's embedding and the expansion queries' stored embeddings, so nothing is encoded twice.
+``run_question`` is the one path every caller takes: the host's search for the question, Gravity's anchors
+and expansion queries, the expansion searches, one fusion step, and one packing step that fills a context
+under a budget, for the host alone and for the host with Gravity. Callers read structured results (memories, anchor
 lines); nobody parses a rendered prompt back.
 
 Budgets (``Budget``):
@@ -26,8 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..conversation import Conversation
-from ..hosts.base import Host, Memory
-from ..hosts.dense import ingest_with_vectors
+from ..hosts.base import BatchHost, Host, Memory, VectorHost, ingest_with_vectors
 from .config import Mode, QueryConfig
 from .inject import InjectedContext, count_tokens
 from .names import BLOCK as NAMES
@@ -94,9 +93,8 @@ def fuse_slots(lists: list[list[Memory]], k: int, keep: int) -> list[tuple[Memor
 
 
 def host_search_many(host: Host, queries: list[str], k: int) -> list[list[Memory]]:
-    many = getattr(host, "search_many", None)
-    if callable(many):
-        return many(queries, k)
+    if isinstance(host, BatchHost):
+        return host.search_many(queries, k)
     return [host.search(q, k) for q in queries]
 
 
@@ -108,16 +106,15 @@ class HostSession:
         if conversation is not None:
             # ``vectors``: the store's utterance embeddings (store.UtteranceVectors), for a host that can take them.
             ingest_with_vectors(host, conversation, vectors)
-        by_vector = getattr(host, "search_vectors", None)
-        host_model = getattr(getattr(host, "_embedder", None), "name", None)  # set once the host has ingested
         self.embedder = embedder
-        self.by_vector = (callable(by_vector) and embedder is not None and host_model is not None
-                          and host_model == getattr(embedder, "name", None))
-        self.query_independent = bool(getattr(host, "query_independent", False))
+        # a VectorHost's model is known once it has ingested (or was given its embedder)
+        self.by_vector = (isinstance(host, VectorHost) and embedder is not None and host.vector_model is not None
+                          and host.vector_model == embedder.name)
+        self.query_independent = bool(host.query_independent)
 
     @property
     def name(self) -> str:
-        return getattr(self.host, "name", type(self.host).__name__)
+        return self.host.name
 
     def search(self, question: str, k: int, qvec: np.ndarray | None = None) -> list[Memory]:
         if self.by_vector and qvec is not None:
