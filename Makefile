@@ -13,12 +13,16 @@ $(VENV)/.installed: requirements.txt requirements-hosts.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
-	# memory libraries behind the host adapters; the main pins stay as they are
-	$(PY) -m pip install --quiet -r requirements-hosts.txt -c requirements.txt
-	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-setup: $(VENV)/.installed
+# The package itself with its app and host extras, the pins as constraints: nothing pinned moves (torch stays the
+# CPU build) and the host libraries get requirements-hosts.txt's versions. Its own stamp: pyproject.toml's entry
+# points register the hosts, so an edit there reinstalls it (in seconds) without redoing the pins or llama.cpp.
+$(VENV)/.package: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet --no-build-isolation -e ".[app,hosts]" -c requirements.txt -c requirements-hosts.txt
+	touch $@
+
+setup: $(VENV)/.package
 
 # The local-model path: llama-cpp-python and SmolLM2-135M for the local_llm tests. Not part of `make app`,
 # whose setup stays quick. llama.cpp is compiled for any x86-64 CPU with AVX2, never for the building one:
