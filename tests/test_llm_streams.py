@@ -193,3 +193,25 @@ def test_calls_waiting_for_a_slot_start_with_the_format_the_first_refusal_taught
         results = run_calls(client, 4)
         assert all(r.entities for r, _ in results)
         assert client.usage.total().format_fallbacks == 1 and client.usage.total().requests == 5
+
+
+@pytest.mark.parametrize("server_kind", ["ignore_stream", "reject_stream"])
+def test_a_build_against_a_server_that_does_not_stream_loses_no_batch(tmp_path, allow_local_llm, server_kind):
+    """Issue 31: against a server ignoring stream every batch failed ("closed the stream without a reply")."""
+    from evaluate_fixtures import write_conversation
+
+    from gravity_engine.build import build_store
+    from gravity_engine.loaders import load_conversation
+    from gravity_engine.testing import FakeEmbedder
+
+    conv, _ = write_conversation(tmp_path / "data")
+    with ScriptedOpenAIServer(router=echo_extraction_router, **{server_kind: True}) as srv:
+        client = OpenAIClient(local_llm_config(srv, concurrency="auto", cache=False))
+        store = build_store(load_conversation(conv), tmp_path / "store", backend="llm", llm_client=client,
+                            embedder=FakeEmbedder(), batch_size=2, verify=False)
+    report = store.report
+    assert report["batches"]["total"] == 4 and report["batches"]["failed"] == []
+    total = report["llm"]["total"]
+    assert total["requests"] == total["calls"] + total["stream_fallbacks"] + total["format_fallbacks"]
+    assert total["stream_fallbacks"] <= 2  # only the requests in flight before the first refusal came back
+    assert store.anchors.entities

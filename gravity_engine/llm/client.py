@@ -386,6 +386,7 @@ class LLMClient:
         self.limit.start_once(self._server_slots)
         attempts = self.config.max_retries + 1
         attempt = 0
+        unstreamed = False
         while True:
             delta.requests += 1
             try:
@@ -397,10 +398,11 @@ class LLMClient:
                             self.limit.overloaded()
                         raise
             except StreamRejected as err:
-                if not endpoints.streams(self.config.base_url):
+                if unstreamed:  # asked without stream and still refused: stream was not the problem
                     raise LLMError(f"{prompt_name}: the endpoint rejected the request (HTTP {err.status}): "
                                    f"{err.message}") from None
-                endpoints.remember_no_stream(self.config.base_url)
+                unstreamed = True
+                endpoints.remember_no_stream(self.config.base_url)  # other calls in flight may learn it too
                 delta.stream_fallbacks += 1
                 log.info("%s: %s rejected stream (HTTP %s: %s); asking without streaming from now on", prompt_name,
                          self.config.endpoint_label(), err.status, err.message[:200])
