@@ -42,6 +42,7 @@ class Relation(BaseModel):
     target: str
     target_id: str | None = None  # id of the target entity when it has a profile
     source_ids: list[str] = Field(default_factory=list)
+    confidence: float | None = None  # the relation head's probability; None: a rule's or an edit's word
 
 
 class Merge(BaseModel):
@@ -62,6 +63,7 @@ class Entity(BaseModel):
     id: str
     name: str
     type: str = "other"  # person, organization, place, project, product, pet, artifact, other
+    type_confidence: float | None = None  # the typing head's probability of ``type``; None: not learned
     aliases: list[str] = Field(default_factory=list)
     description: str = ""
     attributes: list[Attribute] = Field(default_factory=list)

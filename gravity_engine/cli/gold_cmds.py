@@ -1,4 +1,4 @@
-"""CLI commands of annotated data: check-gold (a gold file or a folder of them, against their conversations)."""
+"""CLI commands of annotated data: check-gold (gold files against their conversations) and train (the learned heads)."""
 
 from __future__ import annotations
 
@@ -45,3 +45,18 @@ def check_gold(paths: list[Path] = typer.Argument(..., help="Gold files (*.gold.
                 bold=True)
     if bad:
         raise typer.Exit(1)
+
+
+@app.command()
+@friendly_errors
+def train(train_dir: Path = typer.Option(None, help="Annotated training conversations (default sample_data/train)."),
+          dev_dir: Path = typer.Option(None, help="DEV conversations: thresholds and calibration only."),
+          out: Path = typer.Option(None, help="Where the weights go (default: the package's own weights folder)."),
+          seed: int = typer.Option(13, help="Seed of every random choice: the same data and seed, the same weights."),
+          cache: Path = typer.Option(Path(".gravity_cache/train"), help="The rules' proposals per conversation.")
+          ) -> None:
+    """Train the classic extractor's learned heads (entity types, references, relations); see docs/learned.md."""
+    from .. import train as training
+
+    training.train(train_dir or training.TRAIN_DIR, dev_dir or training.DEV_DIR, out or training.WEIGHTS, seed=seed,
+                   cache=cache)

@@ -22,6 +22,9 @@ from .answers import parsed_statements
 from .entities import capitalised_inside, extract_entities
 from .events import extract_events
 from .facts import FACT_KEY
+from ..learned.apply import apply_learned
+from ..learned.encoder import get_token_encoder
+from ..learned.heads import load_models
 from .inference import infer_relations
 from .nlp import SPACY_MODEL, parse
 from .topics import build_topics, embed_cached
@@ -47,9 +50,13 @@ class ClassicExtractor:
 
     name = "classic"
 
-    def __init__(self, embedder: Embedder | None = None, spacy_model: str = SPACY_MODEL):
+    def __init__(self, embedder: Embedder | None = None, spacy_model: str = SPACY_MODEL, learned: bool = True):
         self._embedder = embedder
         self.spacy_model = spacy_model
+        # The learned heads decide types, references and relations (``extract.learned``); off, the rules' own
+        # proposals stand (what ``gravity train`` learns from).
+        self.models = load_models() if learned else None
+        self.learned_stats: dict[str, int] = {}
         # Utterance vectors by (model, text): a second finalize (incremental build) re-encodes only new text.
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         # Noun phrases per utterance id, from the batch parse: topic labels a person would use.
@@ -66,7 +73,7 @@ class ClassicExtractor:
     def describe(self) -> dict[str, Any]:
         model = self._embedder.name if self._embedder is not None else DEFAULT_MODEL
         return {"backend": "classic", "version": EXTRACTOR_VERSION, "spacy_model": self.spacy_model,
-                "embedding_model": model}
+                "embedding_model": model, "learned": self.models.version if self.models else None}
 
     def extract_batch(self, batch: Batch) -> BatchAnchors:
         # Image captions are not words anyone said: parse the text only (topics do see captions).
@@ -112,16 +119,25 @@ class ClassicExtractor:
                             stats={"utterances": len(batch.utterances),
                                    "events_dated": sum(bool(e.date_start) for e in events)})
 
+    def propose_entities(self, conversation: Conversation, anchors: AnchorSet, lenient: bool | None = None) -> None:
+        """The rules' whole-conversation pass over entities: pets by context, names that are no names, relations
+        the conversation implies. What the learned heads then decide from. ``lenient`` (the default when the
+        heads decide) keeps names said once: the typing head tells a name from junk better than a count."""
+        lenient = self.models is not None if lenient is None else lenient
+        lowercase = lowercase_words(conversation)
+        _pets_by_context(anchors, conversation, lowercase)
+        _prune_and_link_entities(anchors, conversation, lowercase, lenient=lenient)
+        infer_relations(anchors)
+
     def finalize(self, conversation: Conversation, anchors: AnchorSet, new_session_ids: list[str]) -> AnchorSet:
         """Recompute topics over the whole conversation (a few seconds at most), then link anchors.
 
         Topics are rebuilt even in an incremental build: a new session can merge or split clusters,
         and a re-encode costs only the new utterances because vectors are cached per text.
         """
-        lowercase = lowercase_words(conversation)
-        _pets_by_context(anchors, conversation, lowercase)
-        _prune_and_link_entities(anchors, conversation, lowercase)
-        infer_relations(anchors)
+        self.propose_entities(conversation, anchors)
+        if self.models is not None:
+            self.learned_stats = apply_learned(anchors, conversation, self.models, get_token_encoder())
         facts = [KeyFact(text=a.value, source_ids=list(a.source_ids))
                  for e in anchors.entities for a in e.attributes if a.key == FACT_KEY]
         # A resumed or incremental build read some batches in another process: parse them again for their noun
@@ -244,7 +260,7 @@ def _pets_by_context(anchors: AnchorSet, conversation: Conversation, lowercase: 
 
 
 def _prune_and_link_entities(anchors: AnchorSet, conversation: Conversation,
-                             lowercase: set[str] | None = None) -> None:
+                             lowercase: set[str] | None = None, lenient: bool = False) -> None:
     """Drop names that are not names, then point relations at their target profiles.
 
     Dropped: a one-word name also written in lowercase somewhere in the conversation ("Glad",
@@ -264,7 +280,7 @@ def _prune_and_link_entities(anchors: AnchorSet, conversation: Conversation,
         if " " not in name and (name in lowercase or (name not in standalone and not any(
                 a.lower() in standalone for a in e.aliases))):
             return False
-        return e.type != "other" or len(set(e.source_ids)) >= 2
+        return lenient or e.type != "other" or len(set(e.source_ids)) >= 2
 
     anchors.entities = [e for e in anchors.entities if keep(e)]
     by_name: dict[str, str] = {}

@@ -1,0 +1,164 @@
+"""The learned step of the classic build: the heads decide what the parser and its rules proposed.
+
+After the rules (``ClassicExtractor.finalize``): each entity gets a type and a type confidence (a name the typing
+head calls junk is dropped, unless it is a speaker or holds a relation); pronouns and kin words are resolved to
+the people and pets named before them; each pair of entities that stand together in an utterance (or in a
+question and its answer) gets a relation, or none. The rules' relations between two entities are features of
+that decision and are replaced by it; their other relations (tastes in free text, relations between entities
+that never stand together) stay, with no confidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...anchors import AnchorSet, Entity, Relation
+from ...conversation import Conversation
+from ...vocabulary import ENTITY_TYPES, normalize_type
+from .encoder import TokenEncoder
+from .features import SYMMETRIC, EntityView, Scene, UtteranceView, canonical_predicate
+from .heads import Models
+from .proposals import PROPOSED_SUFFIX, propose_names
+
+MAX_SOURCES = 3
+MIN_KEPT = 0.05  # probabilities below this are no candidate under any threshold
+
+
+def views(anchors: AnchorSet, conversation: Conversation) -> tuple[list[UtteranceView], list[EntityView]]:
+    """The conversation and the proposed entities as the heads see them."""
+    utts = [UtteranceView(u.id, u.speaker, u.text, s.id) for s in conversation.sessions for u in s.utterances]
+    speakers = {s.casefold() for s in conversation.speakers}
+    index = {e.id: i for i, e in enumerate(anchors.entities)}
+    by_name = {n.casefold(): i for i, e in enumerate(anchors.entities) for n in (e.name, *e.aliases)}
+    ents = []
+    for e in anchors.entities:
+        rules = []
+        for r in e.relations:
+            target = index.get(r.target_id) if r.target_id else by_name.get(r.target.casefold())
+            if target is not None:
+                rules.append((target, r.predicate, tuple(r.source_ids)))
+        ents.append(EntityView(e.name, list(e.aliases), e.type, e.name.casefold() in speakers, rules,
+                               proposed=e.id.endswith(PROPOSED_SUFFIX)))
+    return utts, ents
+
+
+@dataclass
+class Decisions:
+    """What the heads decided, by entity index."""
+
+    types: list[str]
+    type_confidence: list[float]
+    junk: list[bool]
+    relations: dict[tuple[int, str, int], tuple[float, list[str]]] = field(default_factory=dict)
+    candidates: set[frozenset[int]] = field(default_factory=set)  # pairs the relation head saw
+    ruled: set[tuple[int, str, int]] = field(default_factory=set)  # what the rules said of those pairs
+    resolved: int = 0
+
+
+def decide(scene: Scene, models: Models) -> Decisions:
+    th = models.thresholds
+    p_type = models.typing.predict_proba(scene.type_rows())
+    labels = models.typing.labels
+    types, conf, junk = [], [], []
+    for i, e in enumerate(scene.ents):
+        if e.speaker:
+            types.append(normalize_type(e.type) if normalize_type(e.type) in ENTITY_TYPES else "person")
+            conf.append(1.0)
+            junk.append(False)
+            continue
+        p = p_type[i]
+        real = [j for j, lab in enumerate(labels) if lab != "junk"]
+        best = max(real, key=lambda j: p[j])
+        rule_type = normalize_type(e.type)
+        # a name only the proposals found has no rule type to keep
+        if p[best] >= th["type"] or rule_type not in ENTITY_TYPES or e.proposed:
+            types.append(labels[best])
+            conf.append(float(p[best]))
+        else:
+            types.append(rule_type)
+            conf.append(float(p[labels.index(rule_type)]))
+        junk.append(float(p[labels.index("junk")]) >= th["junk"])
+    out = Decisions(types, conf, junk)
+
+    for k in range(len(scene.utts)):
+        for span, cands in scene.reference_candidates(k, types):
+            p = models.reference.predict_proba(scene.reference_rows(k, span, cands, types))[:, 1]
+            best = int(np.argmax(p))
+            if p[best] >= th["reference"]:
+                scene.add_resolved(k, span[:2], cands[best].ent)
+                out.resolved += 1
+
+    for k in range(len(scene.utts)):
+        pairs = scene.pair_candidates(k)
+        if not pairs:
+            continue
+        probs = models.relations.predict_proba(scene.pair_rows(k, pairs, types))
+        for (a, b), p in zip(pairs, probs):
+            out.candidates.add(frozenset((a.ent, b.ent)))
+            for j, label in enumerate(models.relations.labels):
+                if label == "none" or p[j] < MIN_KEPT:
+                    continue
+                src, dst = (min(a.ent, b.ent), max(a.ent, b.ent)) if label in SYMMETRIC else (a.ent, b.ent)
+                key = (src, label, dst)
+                best, ids = out.relations.get(key, (0.0, []))
+                ids = ids + [scene.utts[k].id] if scene.utts[k].id not in ids else ids
+                out.relations[key] = (max(best, float(p[j])), ids)
+    for i, e in enumerate(scene.ents):
+        for target, predicate, _ in e.rules:
+            c = canonical_predicate(predicate)
+            if c is not None and frozenset((i, target)) in out.candidates:
+                src, dst = (target, i) if c[1] else (i, target)
+                out.ruled.add((min(src, dst), c[0], max(src, dst)) if c[0] in SYMMETRIC else (src, c[0], dst))
+    return out
+
+
+def apply_learned(anchors: AnchorSet, conversation: Conversation, models: Models, encoder: TokenEncoder) -> dict:
+    """Let the heads decide types, references and relations of ``anchors`` in place; returns counts."""
+    proposed = propose_names(anchors, conversation)
+    utts, ents = views(anchors, conversation)
+    if not ents:
+        return {}
+    return {"proposed": proposed} | write_back(anchors, decide(Scene(utts, ents, encoder), models), models.thresholds)
+
+
+def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float]) -> dict:
+    """Put decisions into ``anchors`` (which they were decided on) under ``thresholds``."""
+    kept: dict[tuple[int, str, int], tuple[float, list[str]]] = {}
+    # one predicate per pair: the strongest that clears its threshold (lower where the rules said the same)
+    for key, (conf, ids) in sorted(d.relations.items(), key=lambda kv: -kv[1][0]):
+        src, _, dst = key
+        bar = thresholds["relation_ruled"] if key in d.ruled else thresholds["relation"]
+        if conf < bar or any({s, t} == {src, dst} for s, _, t in kept):
+            continue
+        kept[key] = (conf, ids)
+    entities: list[Entity] = anchors.entities
+    linked = {i for s, _, t in kept for i in (s, t)}
+    for i, e in enumerate(entities):
+        e.type = d.types[i]
+        e.type_confidence = round(d.type_confidence[i], 3)
+        learned = [r for r in e.relations if not _decided(r, i, entities, d.candidates)]
+        e.relations = learned
+    for (src, label, dst), (conf, ids) in kept.items():
+        target = entities[dst]
+        entities[src].relations.append(Relation(predicate=label, target=target.name, target_id=target.id,
+                                                source_ids=ids[:MAX_SOURCES], confidence=round(conf, 3)))
+        for uid in ids[:MAX_SOURCES]:
+            if uid not in entities[src].source_ids:
+                entities[src].source_ids.append(uid)
+    targets = {r.target_id for e in entities for r in e.relations}
+    dropped = [e.name for i, e in enumerate(entities)
+               if d.junk[i] and i not in linked and e.id not in targets and not e.relations]
+    anchors.entities = [e for i, e in enumerate(entities) if e.name not in dropped or not d.junk[i]]
+    return {"relations": len(kept), "resolved": d.resolved, "junk_dropped": len(dropped)}
+
+
+def _decided(r: Relation, i: int, entities: list[Entity], candidates: set[frozenset[int]]) -> bool:
+    """Whether the heads decided the pair this rule relation joins (then the rule's word is only a feature)."""
+    if canonical_predicate(r.predicate) is None:
+        return False
+    target = next((j for j, e in enumerate(entities) if r.target_id and e.id == r.target_id), None)
+    return target is not None and frozenset((i, target)) in candidates
+
+

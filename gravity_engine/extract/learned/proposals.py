@@ -1,0 +1,52 @@
+"""Names the rules did not propose: every run of capitalised words that is not a known entity, a speaker or a
+common word, so the typing head can decide what it is (a person from a culture the parser's model knows few names
+of, "Parminder"; a club said once). What is junk the typing head drops."""
+
+from __future__ import annotations
+
+import re
+
+from ...anchors import AnchorSet, Entity
+from ...conversation import Conversation
+from .mentions import words
+
+_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’&.-]*(?:\s+(?:of|de|da|del|van|von|the|&)?\s*[A-Z][\w'’&.-]*)*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\"“(]\s*|\n)$")
+MIN_LENGTH = 2
+PROPOSED_SUFFIX = "-p"  # the id of a proposed entity ends so
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "x"
+
+
+def propose_names(anchors: AnchorSet, conversation: Conversation) -> int:
+    """Add an untyped entity for each capitalised run not yet an entity; returns how many were added. A run seen
+    only at the start of sentences that is also written in lowercase is a word ("Honestly"), never proposed."""
+    known = {n.casefold() for e in anchors.entities for n in (e.name, *e.aliases)}
+    known |= {s.casefold() for s in conversation.speakers}
+    common = {w.casefold() for w in words("not_names")}
+    lowercase = {w for u in conversation.utterances() for w in re.findall(r"\b[a-z][a-z'’-]+\b", u.text)}
+    found: dict[str, list[str]] = {}
+    inside: set[str] = set()
+    for u in conversation.utterances():
+        for m in _RUN.finditer(u.text):
+            name = m.group(0).rstrip(".'’-&").strip()
+            parts = name.split()
+            while parts and parts[0].casefold() in common:  # "Honestly Priya" -> "Priya"
+                parts = parts[1:]
+            name = " ".join(parts)
+            if len(name) < MIN_LENGTH or name.casefold() in known or name.casefold() in common or name.isdigit():
+                continue
+            found.setdefault(name, []).append(u.id)
+            if parts == name.split() and not _SENTENCE_START.search(u.text[:m.start()]):
+                inside.add(name)
+    added = 0
+    for name, ids in found.items():
+        if name not in inside and " " not in name and name.casefold() in lowercase:
+            continue
+        ids = list(dict.fromkeys(ids))
+        anchors.entities.append(Entity(id=f"ent-{_slug(name)}{PROPOSED_SUFFIX}", name=name, type="other", source_ids=ids[:20],
+                                       mentions=len(ids), description="proposed for the typing head"))
+        added += 1
+    return added
