@@ -34,7 +34,7 @@ def _start_session(user: auth.SignedIn) -> None:
     """A new identity in this browser session: nothing of the previous one's state (its store, its jobs) stays."""
     for key in list(st.session_state.keys()):
         del st.session_state[key]
-    st.query_params.clear()
+    # The URL stays: a link to a store (?store=) opens it after sign-in if it is this user's (or a sample).
     st.session_state[workspace.SESSION_KEY] = str(workspace.record_sign_in(user.user_id, user.display, user.mode))
     st.session_state[USER_KEY] = user
 
@@ -46,7 +46,8 @@ def _sign_out(user: auth.SignedIn | None, flash: str | None = None) -> None:
     if flash:
         st.session_state["signin_flash"] = flash
     if user is not None and user.mode == "oidc":
-        st.logout()  # clears Streamlit's identity cookie and reruns
+        st.logout()  # sends the browser to clear Streamlit's identity cookie and to the provider's logout
+        st.stop()  # a rerun now would drop that redirect before it reaches the browser
     st.rerun()
 
 

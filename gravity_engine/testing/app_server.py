@@ -50,8 +50,12 @@ def server_env(home: Path) -> dict[str, str]:
 class AppServer:
     """``streamlit run app.py`` on 127.0.0.1; ``start()`` returns once the server answers its health check."""
 
-    def __init__(self, home: str | Path, *, log: str | Path | None = None, start_timeout: float = 120):
+    def __init__(self, home: str | Path, *, log: str | Path | None = None, start_timeout: float = 120,
+                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()):
+        """``env``: added to the server's environment (a sign-in mode); ``args``: more ``streamlit run`` options."""
         self.home = Path(home)
+        self.extra_env = dict(env or {})
+        self.extra_args = tuple(args)
         self.log_path = Path(log) if log else self.home / "streamlit.log"
         self.start_timeout = start_timeout
         self.port = free_port()
@@ -66,8 +70,9 @@ class AppServer:
         with open(self.log_path, "w") as log:  # the child keeps its own copy of the descriptor
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                 "--server.address", "127.0.0.1", "--server.port", str(self.port)],
-                cwd=ROOT, env=server_env(self.home), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                 "--server.address", "127.0.0.1", "--server.port", str(self.port), *self.extra_args],
+                cwd=ROOT, env=server_env(self.home) | self.extra_env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
         try:
             self._wait_healthy()
         except BaseException:
