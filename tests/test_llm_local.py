@@ -315,3 +315,13 @@ def test_the_instruction_scan_finds_avx512_and_amx(tmp_path):
     subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(lib), str(src)], check=True)
     scan = scan_library(lib)
     assert (scan.zmm, scan.amx, scan.portable) == (1, 1, False)
+
+
+def test_the_build_log_lines_that_say_how_llama_cpp_was_built():
+    from gravity_engine.llm.build_info import configure_lines
+
+    log = ("CMAKE_ARGS=-DGGML_NATIVE=OFF -DGGML_AVX2=ON\n  -- Detecting C compiler ABI info\n  -- x86 detected\n"
+           "  -- Adding CPU backend variant ggml-cpu: -mavx;-mavx2 GGML_AVX;GGML_AVX2\n"
+           "configure: -- x86 detected\n  [1/193] /usr/bin/g++ -DGGML_BUILD -c ggml.cpp\n")
+    assert configure_lines(log) == ["CMAKE_ARGS=-DGGML_NATIVE=OFF -DGGML_AVX2=ON", "-- x86 detected",
+                                    "-- Adding CPU backend variant ggml-cpu: -mavx;-mavx2 GGML_AVX;GGML_AVX2"]

@@ -326,7 +326,8 @@ class LLMClient:
             # its format start with the mode that one learned, instead of each paying for the refusal.
             nonlocal mode
             mode = max(mode, self.json_mode, key=JSON_MODES.index)
-            return ChatRequest(model=self.config.model, messages=self._messages_for_mode(mode, messages, prompt_name, schema),
+            return ChatRequest(model=self.config.model,
+                               messages=self._messages_for_mode(mode, messages, prompt_name, schema),
                                temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                                response_format=self._response_format(mode, prompt_name, schema, self.config.max_tokens))
 
