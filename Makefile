@@ -29,6 +29,7 @@ setup: $(VENV)/.package
 # a native build on a CPU with AMX segfaults at its first decode (ggml_backend_amx_mul_mat), and a wheel built
 # natively on one machine would travel to the next through pip's cache, whose key ignores CMAKE_ARGS; so the
 # build never reads or writes that cache. The flags are kept beside the stamp: changing them rebuilds.
+# docs/local_models.md, "A portable llama.cpp".
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 	-DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF \
 	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
@@ -37,7 +38,8 @@ LLAMA_BUILD_LOG := $(VENV)/local-llm-build.log
 $(VENV)/.local-llm-flags: FORCE | $(VENV)/.installed
 	@echo '$(LLAMA_CMAKE_ARGS)' | cmp -s - $@ || echo '$(LLAMA_CMAKE_ARGS)' > $@
 
-$(VENV)/.local-llm: $(VENV)/.installed requirements-local.txt $(VENV)/.local-llm-flags
+# The venv only has to exist (order-only): a change to requirements.txt must not cost a 5-20 min llama.cpp rebuild.
+$(VENV)/.local-llm: requirements-local.txt $(VENV)/.local-llm-flags | $(VENV)/.installed
 	$(PY) -m pip uninstall --quiet --yes llama-cpp-python 2>/dev/null || true
 	@echo 'CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)' | tee $(LLAMA_BUILD_LOG)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --no-cache-dir \
