@@ -315,10 +315,12 @@ LABEL_FONT = 11
 # Labels are placed for a plot this wide (pixels) or wider: a wider chart only spreads them further apart.
 LABEL_PLOT_WIDTH = 760
 _CHAR_PX = 6.6  # the widest average advance of an 11 px sans-serif label, to size labels without a browser
-_LABEL_SPOTS = ((12, 0, "left"), (-12, 0, "right"), (8, -12, "left"), (-8, -12, "right"), (8, 12, "left"),
-                (-8, 12, "right"), (0, -15, "center"), (0, 15, "center"), (6, -24, "left"), (-6, -24, "right"),
-                (6, 24, "left"), (-6, 24, "right"), (0, -36, "center"), (0, 36, "center"), (0, -48, "center"),
-                (0, 48, "center"))
+# Spots beside a point (dx, dy in pixels, alignment), nearest first; rows 16 px apart, a label's box being 15 px
+# high in the browser (11 px text).
+_LABEL_SPOTS = ((12, 0, "left"), (-12, 0, "right"), (8, -16, "left"), (-8, -16, "right"), (8, 16, "left"),
+                (-8, 16, "right"), (0, -20, "center"), (0, 20, "center"), (6, -32, "left"), (-6, -32, "right"),
+                (6, 32, "left"), (-6, 32, "right"), (0, -48, "center"), (0, 48, "center"))
+_LABEL_BOX_PX = 16
 
 
 def place_labels(marks: pd.DataFrame, domain: tuple[pd.Timestamp, pd.Timestamp] | None,
@@ -336,7 +338,7 @@ def place_labels(marks: pd.DataFrame, domain: tuple[pd.Timestamp, pd.Timestamp] 
     for rec in marks.sort_values(["weight", "n", "date"], ascending=[False, False, True], kind="stable").to_dict(
             "records"):
         px = (rec["x"] - lo).total_seconds() / span * width
-        h = LABEL_FONT + 3
+        h = _LABEL_BOX_PX
         # The label as made, else cut to a few words: a busy week still names its most-cited events.
         for text in dict.fromkeys([rec["label"], _short(rec["label"].split(" +")[0], 12)]):
             w = len(text) * _CHAR_PX
