@@ -96,8 +96,7 @@ def test_two_users_never_see_each_others_stores(shared):
     assert "alice-notes" not in store_choices(bob_link)
     # ... and signed in first, then the link
     bob.query_params["store"] = "workspace/alice-notes"
-    bob.session_state["store_path"] = None
-    del bob.session_state["store_path"]
+    del bob.session_state["store_path"]  # as in a new tab: the store comes from the URL
     bob.run()
     assert Path(bob.session_state["store_path"]).name != "alice-notes"
 
@@ -178,3 +177,7 @@ def test_the_session_resolver_fails_closed_without_a_user():
     workspace.install()
     # outside any browser session (a preload thread): the process's own workspace
     assert studio.workspace_dir() == studio.gravity_home() / "workspace"
+    # in a session where nobody signed in: an error, never the shared folder
+    at = AppTest.from_string("from gravity_engine import studio\nstudio.workspace_dir()", default_timeout=30)
+    at.run()
+    assert at.exception and "no signed-in user" in at.exception[0].message

@@ -9,12 +9,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from app_services import auth, workspace
-from gravity_engine.testing.app_server import CHROMIUM, AppServer, free_port, launch_chromium, server_env
+from app_services import auth
+from gravity_engine.testing.app_server import CHROMIUM, AppServer, free_port, launch_chromium
 from studio_stores import make_store
 
 pytestmark = pytest.mark.e2e
@@ -63,13 +62,11 @@ def password_sign_in(page, url: str, name: str) -> None:
 
 def test_password_mode_two_users(browser, tmp_path):
     home = tmp_path / "home"
-    env = server_env(home) | {"GRAVITY_AUTH": "password"}
     for name, pw in PASSWORDS.items():
         auth.set_password(name, pw, home / "users.json")
     users = home / "users"
     make_store(users / "alice" / "workspace" / "alice-notes")
     with AppServer(home, env={"GRAVITY_AUTH": "password"}) as server:
-        assert env["GRAVITY_HOME"] == server_env(home)["GRAVITY_HOME"]
         # No session: the sign-in page, whatever page or store the URL names.
         anon = browser.new_page()
         for path in ("", "/playground?store=workspace/alice-notes", "/data"):
