@@ -80,9 +80,16 @@ def resolve_mode(address: str | None, env: dict[str, str] | None = None,
     if mode not in MODES:
         raise AuthConfigError(f"GRAVITY_AUTH={mode!r} is not a sign-in mode: use one of {', '.join(MODES)}")
     if mode == "oidc":
-        missing = [k for k in OIDC_KEYS if not (auth_secrets or {}).get(k)]
+        section = dict(auth_secrets or {})
+        provider = oidc_provider(env)
+        where = "[auth]"
+        if provider:  # [auth] holds redirect_uri and cookie_secret, [auth.NAME] the provider's three keys
+            where = f"[auth] and [auth.{provider}]"
+            named = section.get(provider)
+            section |= dict(named) if isinstance(named, dict) or hasattr(named, "items") else {}
+        missing = [k for k in OIDC_KEYS if not section.get(k)]
         if missing:
-            raise AuthConfigError("GRAVITY_AUTH=oidc needs an [auth] section in .streamlit/secrets.toml with "
+            raise AuthConfigError(f"GRAVITY_AUTH=oidc needs {where} in .streamlit/secrets.toml with "
                                   + ", ".join(missing) + " (docs/sharing.md)")
         try:
             import authlib  # noqa: F401  # st.login needs it; say so before a user clicks "Sign in"
@@ -92,6 +99,13 @@ def resolve_mode(address: str | None, env: dict[str, str] | None = None,
         raise AuthConfigError(f"GRAVITY_AUTH=password but {users_file()} has no account: make one with "
                               "`python -m app_services.users add NAME`")
     return mode
+
+
+def oidc_provider(env: dict[str, str] | None = None) -> str | None:
+    """``GRAVITY_OIDC_PROVIDER``: the name of an ``[auth.NAME]`` section when secrets.toml holds several
+    providers; None for the one provider written in ``[auth]`` itself."""
+    env = os.environ if env is None else env
+    return (env.get("GRAVITY_OIDC_PROVIDER") or "").strip() or None
 
 
 # ---- password accounts --------------------------------------------------------------------------------------

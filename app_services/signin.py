@@ -79,7 +79,7 @@ def _oidc_user() -> auth.SignedIn | None:
         st.title("Sign in to Gravity Studio")
         st.caption("Each account sees only its own stores; the bundled samples are there for everyone.")
         if st.button("Sign in", type="primary", key="signin_oidc"):
-            st.login()
+            st.login(auth.oidc_provider())
         return None
     claims = st.user.to_dict()
     try:

@@ -51,6 +51,13 @@ def test_oidc_needs_every_secret():
     with pytest.raises(auth.AuthConfigError, match=r"with client_secret \("):
         auth.resolve_mode("0.0.0.0", env={"GRAVITY_AUTH": "oidc"}, auth_secrets=partial)
     assert auth.resolve_mode("0.0.0.0", env={"GRAVITY_AUTH": "oidc"}, auth_secrets=OIDC) == "oidc"
+    # several providers: the chosen one's keys in [auth.NAME], the shared two in [auth]
+    shared = {k: OIDC[k] for k in ("redirect_uri", "cookie_secret")}
+    named = shared | {"corp": {k: OIDC[k] for k in ("client_id", "client_secret", "server_metadata_url")}}
+    env = {"GRAVITY_AUTH": "oidc", "GRAVITY_OIDC_PROVIDER": "corp"}
+    assert auth.resolve_mode("0.0.0.0", env=env, auth_secrets=named) == "oidc"
+    with pytest.raises(auth.AuthConfigError, match=r"\[auth\] and \[auth.other\].*client_id"):
+        auth.resolve_mode("0.0.0.0", env=env | {"GRAVITY_OIDC_PROVIDER": "other"}, auth_secrets=named)
 
 
 def test_passwords_are_hashed_salted_and_checked(tmp_path):
