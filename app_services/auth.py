@@ -191,6 +191,67 @@ def verify(name: str, password: str, path: Path | None = None) -> bool:
     return ok and bool(stored)
 
 
+# ---- remembered sign-in (password mode) -----------------------------------------------------------------------
+# Streamlit gives an app no way to set an HTTP cookie, so the page sets this one from script; its value is the
+# user, when it was issued and an HMAC over both with a key only the server has. It stops working when it is
+# older than GRAVITY_SESSION_MAX, when the account is removed, or when the user signs out anywhere.
+
+SESSION_COOKIE = "gravity_session"
+
+
+def _session_key() -> bytes:
+    path = gravity_home() / ".session_key"
+    try:
+        return bytes.fromhex(path.read_text().strip())
+    except (OSError, ValueError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".session_key.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+        try:
+            os.link(tmp, path)  # the first process to get here wins; the others read its key
+        except FileExistsError:
+            pass
+        os.unlink(tmp)
+        return bytes.fromhex(path.read_text().strip())
+
+
+def _sign(payload: str) -> str:
+    return hmac.new(_session_key(), payload.encode(), hashlib.sha256).hexdigest()
+
+
+def issue_token(user_id: str, now: float | None = None) -> str:
+    payload = f"{valid_user_name(user_id)}~{int(time.time() if now is None else now)}"
+    return f"{payload}~{_sign(payload)}"
+
+
+def read_token(token: str | None, now: float | None = None, path: Path | None = None) -> tuple[str, float] | None:
+    """(user, issued) for a valid, unexpired, unrevoked token of an existing account; else None."""
+    try:
+        user_id, issued_text, sig = (token or "").split("~")
+        issued = float(int(issued_text))
+    except ValueError:
+        return None
+    if not hmac.compare_digest(sig, _sign(f"{user_id}~{issued_text}")):
+        return None
+    now = time.time() if now is None else now
+    if now - issued > setting_seconds("GRAVITY_SESSION_MAX", 24 * 3600) or issued > now + 60:
+        return None
+    entry = load_users(path).get(user_id)
+    if not isinstance(entry, dict) or issued < entry.get("signed_out_at", 0):
+        return None
+    return user_id, issued
+
+
+def revoke_tokens(user_id: str, now: float | None = None, path: Path | None = None) -> None:
+    """Sign the user out everywhere: tokens issued until now stop working."""
+    users = load_users(path)
+    if user_id in users:
+        users[user_id]["signed_out_at"] = int(time.time() if now is None else now) + 1
+        save_users(users, path)
+
+
 # ---- throttling ---------------------------------------------------------------------------------------------
 
 @dataclass
@@ -232,7 +293,8 @@ THROTTLE = Throttle()
 
 # ---- sessions -----------------------------------------------------------------------------------------------
 
-def _seconds(var: str, default: float) -> float:
+def setting_seconds(var: str, default: float) -> float:
+    """A duration in seconds from the environment (``GRAVITY_SESSION_IDLE``, ``GRAVITY_SESSION_MAX``)."""
     try:
         return float(os.environ.get(var) or default)
     except ValueError:
@@ -253,8 +315,8 @@ class SignedIn:
         """Idle longer than ``GRAVITY_SESSION_IDLE`` (s, default 8 h) or older than ``GRAVITY_SESSION_MAX``
         (s, default 24 h)."""
         now = time.time() if now is None else now
-        return (now - self.last_seen > _seconds("GRAVITY_SESSION_IDLE", 8 * 3600)
-                or now - self.signed_in > _seconds("GRAVITY_SESSION_MAX", 24 * 3600))
+        return (now - self.last_seen > setting_seconds("GRAVITY_SESSION_IDLE", 8 * 3600)
+                or now - self.signed_in > setting_seconds("GRAVITY_SESSION_MAX", 24 * 3600))
 
     def touch(self, now: float | None = None) -> None:
         self.last_seen = time.time() if now is None else now

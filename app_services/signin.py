@@ -3,6 +3,7 @@ and the account box in the sidebar (sign out, delete my data). Decisions are ``a
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -13,6 +14,19 @@ from gravity_engine import studio
 from . import auth, workspace
 
 USER_KEY = "gravity_user"  # st.session_state: the SignedIn of this browser session
+COOKIE_KEY = "signin_cookie"  # st.session_state: a remembered sign-in to hand the browser ("" to forget it)
+
+
+def _hand_cookie() -> None:
+    """Give the browser the remembered sign-in (password mode) or make it forget it: a script in a 1 px frame
+    of this origin sets the cookie, since Streamlit has no call for that. SameSite=Strict; Secure under https."""
+    if COOKIE_KEY not in st.session_state:
+        return
+    token = st.session_state.pop(COOKIE_KEY)
+    max_age = int(auth.setting_seconds("GRAVITY_SESSION_MAX", 24 * 3600)) if token else 0
+    cookie = json.dumps(f"{auth.SESSION_COOKIE}={token}; Path=/; Max-Age={max_age}; SameSite=Strict")
+    st.iframe("<script>const w = window.parent; w.document.cookie = " + cookie
+              + " + (w.location.protocol === 'https:' ? '; Secure' : '');</script>", height=1)
 
 
 def _auth_secrets() -> dict | None:
@@ -40,11 +54,14 @@ def _start_session(user: auth.SignedIn) -> None:
 
 
 def _sign_out(user: auth.SignedIn | None, flash: str | None = None) -> None:
+    if user is not None and user.mode == "password":
+        auth.revoke_tokens(user.user_id)
     for key in list(st.session_state.keys()):
         del st.session_state[key]
     st.query_params.clear()
     if flash:
         st.session_state["signin_flash"] = flash
+    st.session_state[COOKIE_KEY] = ""  # the browser forgets the remembered sign-in too
     if user is not None and user.mode == "oidc":
         st.logout()  # sends the browser to clear Streamlit's identity cookie and to the provider's logout
         st.stop()  # a rerun now would drop that redirect before it reaches the browser
@@ -71,6 +88,7 @@ def _password_page() -> None:
         return
     auth.THROTTLE.succeeded(keys[0])
     _start_session(auth.SignedIn(user_id=name, display=name, mode="password"))
+    st.session_state[COOKIE_KEY] = auth.issue_token(name)  # a reload or a new tab stays signed in
     st.rerun()
 
 
@@ -121,10 +139,17 @@ def gate() -> auth.SignedIn | None:
     if mode == "oidc":
         user = _oidc_user()
     elif not isinstance(user, auth.SignedIn):
-        if flash := st.session_state.pop("signin_flash", None):
-            st.info(flash)
-        _password_page()
-        user = None
+        remembered = auth.read_token(st.context.cookies.get(auth.SESSION_COOKIE))
+        if remembered:
+            user_id, issued = remembered
+            _start_session(auth.SignedIn(user_id=user_id, display=user_id, mode="password", signed_in=issued))
+            user = st.session_state[USER_KEY]
+        else:
+            if flash := st.session_state.pop("signin_flash", None):
+                st.info(flash)
+            _password_page()
+            user = None
+    _hand_cookie()
     if user is None:
         st.session_state.pop(workspace.SESSION_KEY, None)
         st.stop()

@@ -157,3 +157,22 @@ def test_make_app_address_check(address, env, rc, said, tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == rc
     assert said in done.stdout + done.stderr
+
+
+def test_a_remembered_sign_in_is_signed_expires_and_is_revoked(monkeypatch):
+    monkeypatch.setenv("GRAVITY_SESSION_MAX", "600")
+    auth.set_password("alice", "correct horse")
+    token = auth.issue_token("alice", now=1000)
+    assert auth.read_token(token, now=1100) == ("alice", 1000)
+    assert auth.read_token(token, now=1601) is None  # older than GRAVITY_SESSION_MAX
+    user, issued, sig = token.split("~")
+    assert auth.read_token(f"bob~{issued}~{sig}", now=1100) is None  # another name under alice's signature
+    assert auth.read_token(f"alice~{int(issued) + 500}~{sig}", now=1600) is None  # a later date, same signature
+    assert auth.read_token("", now=1100) is None and auth.read_token("a~b", now=1100) is None
+    auth.revoke_tokens("alice", now=1200)  # signed out (anywhere)
+    assert auth.read_token(token, now=1300) is None
+    assert auth.read_token(auth.issue_token("alice", now=1300), now=1300) == ("alice", 1300)
+    auth.remove_user("alice")
+    assert auth.read_token(auth.issue_token("alice", now=1300), now=1300) is None  # no account, no sign-in
+    key = auth.gravity_home() / ".session_key"
+    assert stat.S_IMODE(os.stat(key).st_mode) == 0o600

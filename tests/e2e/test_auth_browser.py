@@ -85,8 +85,29 @@ def test_password_mode_two_users(browser, tmp_path):
         password_sign_in(bob, server.url + "/?store=workspace/alice-notes", "bob")
         assert "medllm_project" in current_store(bob)  # the link to alice's store opens the sample instead
         assert sidebar_stores(bob) == ["medllm_project"]
-        bob.goto(server.url + "/graph?store=workspace/alice-notes")  # a reload is a new session: sign in again
+        # A reload or a new tab is a new session: the remembered sign-in (a signed cookie) carries bob on, to
+        # his own stores only.
+        bob.goto(server.url + "/graph?store=workspace/alice-notes")
+        bob.get_by_text("Signed in as bob").wait_for(timeout=60_000)
+        assert "medllm_project" in current_store(bob)
+        cookies = bob.context.cookies()
+        assert [c["name"] for c in cookies if c["name"] == "gravity_session"]
+
+        # Sign out: this browser forgets it, and the same cookie replayed elsewhere no longer works.
+        bob.get_by_text("Signed in as bob").click()
+        sign_out = bob.get_by_role("button", name="Sign out")
+        sign_out.wait_for(timeout=30_000)
+        sign_out.click()
         bob.get_by_text(SIGN_IN).wait_for(timeout=60_000)
+        bob.wait_for_timeout(1500)  # the frame that clears the cookie
+        bob.reload()
+        bob.get_by_text(SIGN_IN).wait_for(timeout=60_000)
+        replay = browser.new_context()
+        replay.add_cookies(cookies)
+        replayed = replay.new_page()
+        replayed.goto(server.url)
+        replayed.get_by_text(SIGN_IN).wait_for(timeout=60_000)
+        assert replayed.get_by_text("Signed in as bob").count() == 0
     log = server.log()
     assert "Traceback" not in log, log[-3000:]
 
