@@ -255,7 +255,7 @@ def rss_mb(pid: int) -> float:
     return psutil.Process(pid).memory_info().rss / 2**20
 
 
-def measure(n: int, questions: int, seed: int, password: str = "load-test-password") -> dict:
+def measure(n: int, questions: int, seed: int, password: str = "load-test-password", jobs: bool = True) -> dict:
     home = Path(tempfile.mkdtemp(prefix=f"gravity-load-{n}-"))
     for i in range(max(n, 1)):
         auth.set_password(f"user{i}", password, home / "users.json")
@@ -274,6 +274,8 @@ def measure(n: int, questions: int, seed: int, password: str = "load-test-passwo
         sessions: list[Session] = []
         job_plan = {1: ["build"], 2: ["evaluation"]} if n > 2 else {0: ["build", "evaluation"]} if n == 1 else \
             {0: ["build"], 1: ["evaluation"]}
+        if not jobs:
+            job_plan = {}
         threads = [threading.Thread(target=user, args=(i, server.url, password, tally, questions, job_plan.get(i, []),
                                                        random.Random(seed * 1000 + i), sessions), daemon=True)
                    for i in range(n)]
@@ -307,11 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, nargs="+", default=[1, 4, 8, 16])
     parser.add_argument("--questions", type=int, default=3, help="playground questions per user")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-jobs", action="store_true", help="no build and no evaluation alongside")
     args = parser.parse_args(argv)
     rows = []
     for n in args.users:
         print(f"N={n}: running…", file=sys.stderr, flush=True)
-        rows.append(measure(n, args.questions, args.seed))
+        rows.append(measure(n, args.questions, args.seed, jobs=not args.no_jobs))
     print("| users | action | count | p50 s | p95 s | max s | errors |")
     print("|---:|---|---:|---:|---:|---:|---:|")
     for r in rows:
