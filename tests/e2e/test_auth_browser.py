@@ -192,3 +192,18 @@ def test_oidc_two_users(browser, tmp_path, oidc_provider):
         alice.get_by_text("Signed in as alice@example.org").wait_for(timeout=60_000)
     log = server.log()
     assert "Traceback" not in log, log[-3000:]
+
+
+def test_a_loopback_app_behind_a_reverse_proxy_refuses_without_a_sign_in_mode(browser, tmp_path):
+    home = tmp_path / "home"
+    make_store(home / "workspace" / "mine")
+    with AppServer(home) as server:  # loopback, GRAVITY_AUTH unset: one person's app
+        direct = browser.new_page()
+        direct.goto(server.url)
+        assert "mine" in current_store(direct) or "medllm_project" in current_store(direct)
+        # the same app reached through a proxy (which adds X-Forwarded-For): shared after all, so nothing shown
+        proxied = browser.new_context(extra_http_headers={"X-Forwarded-For": "203.0.113.7"}).new_page()
+        proxied.goto(server.url)
+        proxied.get_by_text("A reverse proxy forwards to this app").wait_for(timeout=60_000)
+        assert proxied.get_by_role("combobox", name="Anchor store").count() == 0
+        assert "mine" not in proxied.locator("[data-testid=stMain]").inner_text()
