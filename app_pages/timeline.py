@@ -155,7 +155,8 @@ if clicked_ids:  # a faded point (outside the search) was clicked: it can still 
 labels_by_id = {r.id: f"{r.date_start.date() if r.resolved else (r.when_text or 'undated')} · {r.what[:80]}"
                 for r in pool.itertuples()}
 if searching and st.session_state.get("timeline_last_search") != search and labels_by_id:
-    st.session_state["timeline_selected_event"] = next(iter(labels_by_id))  # a new search opens its first match
+    # A new search opens its first match, one that says the words itself before one only in a topic of that name.
+    st.session_state["timeline_selected_event"] = tviz.best_match(pool, search) or next(iter(labels_by_id))
 st.session_state["timeline_last_search"] = search
 if st.session_state.get("timeline_selected_event") not in labels_by_id:
     st.session_state.pop("timeline_selected_event", None)

@@ -12,7 +12,7 @@ import networkx as nx
 import pandas as pd
 import pytest
 
-from gravity_engine.anchors import AnchorSet, Entity, Event, Relation
+from gravity_engine.anchors import AnchorSet, Entity, Event, Relation, Topic
 from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.errors import InputError
 from gravity_engine.store import AnchorStore
@@ -437,3 +437,16 @@ def test_review_and_the_timeline_flag_the_same_far_dates(tmp_path, when, flagged
     in_review = any(item.anchor_id == "evt_far" and any(r.kind == "far_date" for r in item.reasons)
                     for item in review(store).items)
     assert on_timeline == in_review == flagged
+
+
+def test_a_search_opens_the_event_that_says_it_before_one_only_in_a_topic_of_that_name():
+    anchors = _dated(
+        Event(id="e1", what="lottery results came out", participants=["Ann"], date_start="2024-03-05",
+              granularity="day", topic_id="t1"),
+        Event(id="e2", what="ran the Berlin Marathon", participants=["Ann"], date_start="2024-09-29",
+              granularity="day", topic_id="t1"))
+    anchors.topics = [Topic(id="t1", label="Berlin Marathon")]
+    frame = timeline.events_frame(anchors)
+    assert timeline.search_mask(frame, "berlin marathon").all()  # the topic's title matches both
+    assert timeline.best_match(frame, "Berlin Marathon") == "e2"
+    assert timeline.best_match(frame, "nothing like this") is None

@@ -101,6 +101,17 @@ def search_mask(events: pd.DataFrame, query: str) -> pd.Series:
     return text.str.contains(q, regex=False)
 
 
+def best_match(events: pd.DataFrame, query: str) -> str | None:
+    """The id of the first event whose own words (what, people, as said, place) hold ``query``, else None: a
+    search that also matches a topic's title should open the event that says it."""
+    q = query.strip().lower()
+    if not q or events.empty:
+        return None
+    own = (events["what"] + " " + events["participants"] + " " + events["when_text"] + " " + events["where"]).str.lower()
+    hits = events.loc[own.str.contains(q, regex=False), "id"]
+    return str(hits.iloc[0]) if len(hits) else None
+
+
 def mentions_mask(events: pd.DataFrame, names: Iterable[str]) -> pd.Series:
     """Events that name any of ``names`` (an entity and its aliases) as participant, place or in their text."""
     names = [n.lower() for n in names if n.strip()]
