@@ -161,10 +161,10 @@ def _full_prompts(trace: dict) -> None:
 def _changes_table(changes: dict) -> list[dict]:
     """One row per change, in the order a reader wants them: anchor lines (best first), memories brought by
     expansion, the host's memories pushed out."""
-    rows = [{"change": "+ anchor line" + (", temporal slot" if r["pinned"] else ""), "line": r["text"],
+    rows = [{"change": "+ anchor" + (" (slot)" if r["pinned"] else ""), "line": r["text"],
              "date": r["date"], pview.LINE_SCORE: r["score"], "from": f"{r['kind']} · {r['anchor']}",
              "source_ids": r["source_ids"]} for r in changes["added"]]
-    rows += [{"change": "+ memory (expansion)", "line": r["text"], "date": r["date"], pview.LINE_SCORE: None,
+    rows += [{"change": "+ memory", "line": r["text"], "date": r["date"], pview.LINE_SCORE: None,
               "from": r["why"], "source_ids": r["source_ids"]} for r in changes["expansion"]]
     rows += [{"change": "− pushed out", "line": r["text"], "date": r["date"], pview.LINE_SCORE: None,
               "from": f"the host's hit #{r['rank']}", "source_ids": r["source_ids"]} for r in changes["pushed"]]
@@ -320,7 +320,9 @@ if table:
     picked = st.dataframe(
         pd.DataFrame(table).drop(columns=["source_ids"]), hide_index=True, width="stretch", key="playground_changes",
         on_select="rerun", selection_mode="single-row", height=min(36 + 35 * len(table), 282),
-        column_config={"change": st.column_config.TextColumn(width="small"),
+        column_config={"change": st.column_config.TextColumn(width="small", help="+ anchor: an anchor line Gravity "
+                                                             "added ((slot): in a temporal slot); + memory: brought by "
+                                                             "an expansion query; − pushed out: the host's own"),
                        "line": st.column_config.TextColumn(width="large"),
                        "date": st.column_config.TextColumn(width="small"),
                        pview.LINE_SCORE: st.column_config.NumberColumn(format="%.2f", help=pview.line_score_help(trace)),

@@ -95,7 +95,7 @@ def test_offline_the_diff_view_badges_and_evidence_preview(store_dir, monkeypatc
     assert "<mark>" in page
     # the compact list: every anchor line with its anchor, kind, a named score and a date, then what was pushed out
     changes = next(df.value for df in at.dataframe if "change" in df.value.columns)
-    lines = changes[changes["change"] == "+ anchor line"]
+    lines = changes[changes["change"].str.startswith("+ anchor")]
     assert len(lines) == sum(len(b["lines"]) for b in trace["blocks"]) and "line score" in changes.columns
     assert lines["date"].str.match(r"\d{4}-\d{2}-\d{2}|on or").all() and lines["from"].str.contains(" · ").all()
     assert list(changes["change"]).count("− pushed out") == len(trace["pushed_out"])
