@@ -24,6 +24,8 @@ _INVERSE_WORDS = {"child": "parent", "mentee": "mentor", "student": "teacher", "
 LABEL_LIMIT = 80
 # The spacing of the grid of unconnected entities under the components, in layout units.
 GRID_STEP = 1.3
+# At most this many co-mention edges (the least frequent weight dropped first).
+MAX_CO_MENTIONS = 60
 # Components up to this size get the Kamada-Kawai layout (all-pairs distances: quadratic), bigger ones the spring one.
 KK_MAX_NODES = 150
 
@@ -59,7 +61,12 @@ def add_co_mentions(g: nx.MultiDiGraph, anchors: AnchorSet, conversation=None, m
     ``conversation``, a speaker is mentioned by what they say). A speaker with no entity gets a node."""
     from ..comentions import SPEAKER_PREFIX, co_mentions
 
-    for c in co_mentions(anchors, conversation, min_weight=min_shared):
+    pairs = co_mentions(anchors, conversation, min_weight=min_shared)
+    # On a long conversation hundreds of pairs are said together twice: keep the most frequent ones, the weakest
+    # weight dropped whole, so the layer stays readable (a 705-turn chat had 122 such edges at weight 2).
+    while len(pairs) > MAX_CO_MENTIONS and pairs[-1].weight < pairs[0].weight:
+        pairs = [c for c in pairs if c.weight > pairs[-1].weight]
+    for c in pairs:
         for n in (c.a, c.b):
             if n not in g and n.startswith(SPEAKER_PREFIX):
                 _add_speaker(g, n)
