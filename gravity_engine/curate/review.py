@@ -50,14 +50,19 @@ ROLE_TYPES: dict[str, tuple[str | None, str | None]] = {
 NEAR_TYPES = {frozenset({"place", "organization"}), frozenset({"project", "product"}),
               frozenset({"artifact", "product"}), frozenset({"event", "other"})}
 WEIGHTS = {"type_conflict": 0.6, "type_conflict_near": 0.25, "seen_once": 0.3, "junk": 0.7, "junk_weak": 0.35,
-           "undated": 0.3, "far_date": 0.5, "duplicate": 0.6, "unsupported": 0.5, "topic_mix": 0.4, "gold": 0.9}
+           "undated": 0.3, "far_date": 0.5, "duplicate": 0.6, "unsupported": 0.5, "topic_mix": 0.4, "gold": 0.9,
+           "low_confidence": 0.75}
+# A learned type or relation less sure than this is listed (first, among the checks: the heads say where they
+# doubt); the less sure, the higher it ranks.
+LOW_CONFIDENCE = {"type": 0.7, "relation": 0.85}
 _CUE_WORDS = {w: t for w, t in {**TYPE_SYNONYMS, **{t: t for t in ENTITY_TYPES}, **{k: "person" for k in KIN},
                                 "group": "organization", "where": "place"}.items()}
 
 
 @dataclass
 class Reason:
-    kind: str  # type_conflict, seen_once, junk, undated, far_date, duplicate, unsupported, topic_mix, gold
+    kind: str  # type_conflict, seen_once, junk, undated, far_date, duplicate, unsupported, topic_mix, gold,
+    # low_confidence
     text: str
     weight: float
     source_ids: list[str] = field(default_factory=list)
@@ -131,6 +136,7 @@ def review(store: AnchorStore, gold: Gold | None = None, *, far_days: int = 365,
     q = _Queue(store)
     speakers = {name_key(s) for s in (store.conversation.speakers if store.conversation else [])}
     _entity_checks(q, store, speakers)
+    _confidence_checks(q, store, speakers)
     _event_checks(q, store, far_days, duplicate_cosine)
     _unsupported_checks(q, store)
     _topic_checks(q, store, topic_cosine)
@@ -219,6 +225,21 @@ def _entity_checks(q: _Queue, store: AnchorStore, speakers: set[str]) -> None:
         if junk:
             text, weight = junk
             q.add("entities", e, Reason("junk", text, weight, e.source_ids[:3], {"kind": "delete"}))
+
+
+def _confidence_checks(q: _Queue, store: AnchorStore, speakers: set[str]) -> None:
+    """Types and relations the learned heads were least sure of (``type_confidence``, ``Relation.confidence``)."""
+    for e in store.anchors.entities:
+        c = e.type_confidence
+        if c is not None and c < LOW_CONFIDENCE["type"] and name_key(e.name) not in speakers:
+            q.add("entities", e, Reason("low_confidence", f"typed {e.type} with confidence {c:.2f}",
+                                        WEIGHTS["low_confidence"] + 0.2 * (1 - c), e.source_ids[:3]))
+        for r in e.relations:
+            if r.confidence is not None and r.confidence < LOW_CONFIDENCE["relation"]:
+                q.add("entities", e, Reason("low_confidence", f"'{e.name} {r.predicate} {r.target}' with confidence "
+                                            f"{r.confidence:.2f}", WEIGHTS["low_confidence"] + 0.2 * (1 - r.confidence),
+                                            r.source_ids, {"kind": "delete_field", "field": "relations", "key": r.predicate,
+                                                           "value": r.target}))
 
 
 def _junk_reason(e: Entity, index: dict) -> tuple[str, float] | None:

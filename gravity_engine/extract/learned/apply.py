@@ -23,6 +23,7 @@ from .heads import Models
 from .proposals import PROPOSED_SUFFIX, propose_names
 
 MAX_SOURCES = 3
+PROPOSAL_CONFIDENCE = 0.9  # a proposed name with no relation stays only when its type is this sure
 MIN_KEPT = 0.05  # probabilities below this are no candidate under any threshold
 
 
@@ -148,9 +149,14 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float]) -
             if uid not in entities[src].source_ids:
                 entities[src].source_ids.append(uid)
     targets = {r.target_id for e in entities for r in e.relations}
-    dropped = [e.name for i, e in enumerate(entities)
-               if d.junk[i] and i not in linked and e.id not in targets and not e.relations]
-    anchors.entities = [e for i, e in enumerate(entities) if e.name not in dropped or not d.junk[i]]
+
+    def doubtful(i: int) -> bool:
+        # junk, or a name only the proposals found that earned no relation and no sure type
+        return d.junk[i] or (entities[i].id.endswith(PROPOSED_SUFFIX) and d.type_confidence[i] < PROPOSAL_CONFIDENCE)
+
+    dropped = {i for i, e in enumerate(entities)
+               if doubtful(i) and i not in linked and e.id not in targets and not e.relations}
+    anchors.entities = [e for i, e in enumerate(entities) if i not in dropped]
     return {"relations": len(kept), "resolved": d.resolved, "junk_dropped": len(dropped)}
 
 

@@ -1,0 +1,170 @@
+"""The classic extractor's learned heads: they load offline from the repository, decide types and relations on
+sentences written here (never TEST, DEV or LoCoMo text), their word lists and proposals behave, and training is
+seeded and reproducible."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gravity_engine.anchors import AnchorSet, Entity
+from gravity_engine.build import build_store
+from gravity_engine.conversation import Conversation, Session, Utterance
+from gravity_engine.extract.learned.heads import WEIGHTS, Head, Models, load_models
+from gravity_engine.extract.learned.mentions import NameFinder, reference_spans, self_spans
+from gravity_engine.extract.learned.proposals import propose_names
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _conversation(sessions: list[tuple[str, list[tuple[str, str]]]]) -> Conversation:
+    out = []
+    for k, (when, turns) in enumerate(sessions, 1):
+        out.append(Session(id=f"session_{k}", index=k - 1, timestamp=when, utterances=[
+            Utterance(id=f"S{k}:{i}", speaker=who, text=text, session_id=f"session_{k}", timestamp=when)
+            for i, (who, text) in enumerate(turns, 1)]))
+    return Conversation(id="learned-test", sessions=out, speakers=sorted({w for _, t in sessions for w, _ in t}))
+
+
+FRIENDS = _conversation([
+    ("2024-04-02T19:00:00", [
+        ("Yaw", "Akosua! How's the new flat in Kumasi treating you?"),
+        ("Akosua", "Loving it. My sister Efua helped me move in, and our dog Kofi already owns the sofa 😂"),
+        ("Yaw", "Ha, Kofi would. Are you still at Adinkra Bank?"),
+        ("Akosua", "Yes, still there. Three years in March. My manager Mr Boateng finally approved my leave."),
+        ("Yaw", "Nice. I just joined the Osu Harriers running club, first race is Saturday."),
+        ("Akosua", "You and running! Efua says hi by the way, she's back at the University of Ghana for her masters."),
+    ]),
+    ("2024-05-10T20:00:00", [
+        ("Yaw", "How is Kofi doing after the vet?"),
+        ("Akosua", "Much better. He ate a whole sock last week, the vet was not impressed."),
+        ("Yaw", "Classic Kofi. Say hi to Efua for me."),
+        ("Akosua", "Will do! She loves the programme so far."),
+    ]),
+])
+
+
+def _by_name(anchors: AnchorSet) -> dict[str, Entity]:
+    return {e.name: e for e in anchors.entities}
+
+
+def _rel(anchors: AnchorSet) -> set[tuple[str, str, str]]:
+    return {(e.name, r.predicate, r.target) for e in anchors.entities for r in e.relations}
+
+
+def test_the_shipped_heads_load_offline_with_their_card():
+    models = load_models()
+    assert models is not None, "gravity_engine/extract/learned/weights/ holds no trained heads: run `gravity train`"
+    assert set(models.thresholds) >= {"type", "junk", "reference", "relation", "relation_ruled"}
+    assert (WEIGHTS / "MODEL_CARD.md").is_file()
+    assert sum(f.stat().st_size for f in WEIGHTS.iterdir()) < 10 * 2 ** 20
+
+
+def test_a_built_conversation_gets_learned_types_and_relations_with_confidence(tmp_path, embedder):
+    store = build_store(FRIENDS, tmp_path / "s", embedder=embedder, verify=False)
+    ents = _by_name(store.anchors)
+    types = {n: ents[n].type for n in ("Efua", "Kumasi", "Kofi", "Adinkra Bank") if n in ents}
+    assert types == {"Efua": "person", "Kumasi": "place", "Kofi": "pet", "Adinkra Bank": "organization"}, types
+    assert all(ents[n].type_confidence is not None for n in types)
+    rels = _rel(store.anchors)
+    assert ("Akosua", "owns_pet", "Kofi") in rels, rels
+    assert ("Akosua", "works_at", "Adinkra Bank") in rels, rels
+    assert {("Akosua", "sibling_of", "Efua"), ("Efua", "sibling_of", "Akosua")} & rels, rels
+    learned = [r for e in store.anchors.entities for r in e.relations if r.confidence is not None]
+    assert learned and all(0 < r.confidence <= 1 and r.source_ids for r in learned)
+    assert store.report["extractor"]["learned"] == load_models().version
+
+
+def test_head_round_trips_through_npz(tmp_path):
+    rng = np.random.default_rng(0)
+    head = Head(labels=("a", "b", "c"), mean=rng.normal(size=5).astype(np.float32),
+                scale=np.ones(5, np.float32), weights=[rng.normal(size=(5, 4)).astype(np.float32),
+                                                       rng.normal(size=(4, 3)).astype(np.float32)],
+                biases=[np.zeros(4, np.float32), np.zeros(3, np.float32)])
+    x = rng.normal(size=(7, 5)).astype(np.float32)
+    head.save(tmp_path / "h.npz")
+    again = Head.load(tmp_path / "h.npz")
+    assert again.labels == head.labels
+    np.testing.assert_allclose(again.predict_proba(x), head.predict_proba(x), atol=2e-3)
+    assert np.allclose(again.predict_proba(x).sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("My mum said she would come", ["My mum", "she"]),
+    ("his older brother called", ["his older brother"]),
+    ("Nan and Grandad are fine", ["Nan", "Grandad"]),
+    ("the weather is nice", []),
+], ids=["possessive-kin-and-pronoun", "modifier", "bare-kin", "none"])
+def test_reference_spans_find_pronouns_and_kin_words(text, expected):
+    assert [text[s:e] for s, e, _ in reference_spans(text)] == expected
+
+
+def test_names_are_found_longest_first_and_capitalised_ones_as_written():
+    finder = NameFinder([["Cardiff"], ["Cardiff City"], ["May"], ["user"]])
+    found = finder.find("May said Cardiff City lost; may be the user knows")
+    assert [(e, s) for e, s, _ in found] == [(2, 0), (1, 9), (3, 39)]
+    assert self_spans("I'm sure my mum knows") == [(0, 3), (9, 11)]
+
+
+def test_proposals_add_names_the_rules_missed_but_not_words():
+    conv = _conversation([("2024-01-01T10:00:00", [
+        ("Ana", "Honestly I met Parminder at the Gurdwara on Sunday."),
+        ("Ben", "Honestly? Nice. honestly tell Parminder hi"),
+    ])])
+    anchors = AnchorSet(conversation_id="x", entities=[Entity(id="e1", name="Ana", type="person")])
+    propose_names(anchors, conv)
+    names = {e.name for e in anchors.entities}
+    assert {"Parminder", "Gurdwara"} <= names
+    assert not names & {"Honestly", "Sunday", "Nice", "Ben"}
+
+
+@pytest.mark.slow
+def test_training_is_seeded_and_writes_weights_thresholds_and_metrics(tmp_path):
+    from gravity_engine.train import train
+
+    data = tmp_path / "train"
+    dev = tmp_path / "dev"
+    data.mkdir()
+    dev.mkdir()
+    picks = sorted((ROOT / "sample_data" / "train").glob("w6_*.gold.json"))[:3]
+    for gold in picks[:2]:
+        shutil.copy(gold, data)
+        shutil.copy(gold.with_name(gold.name.replace(".gold.json", ".jsonl")), data)
+    shutil.copy(picks[2], dev)
+    shutil.copy(picks[2].with_name(picks[2].name.replace(".gold.json", ".jsonl")), dev)
+    first = train(data, dev, tmp_path / "a", seed=3, cache=tmp_path / "cache", log=lambda m: None)
+    second = train(data, dev, tmp_path / "b", seed=3, cache=tmp_path / "cache", log=lambda m: None)
+    assert first["version"] == second["version"]
+    for name in ("typing", "reference", "relations"):
+        a, b = Head.load(tmp_path / "a" / f"{name}.npz"), Head.load(tmp_path / "b" / f"{name}.npz")
+        assert all(np.array_equal(x, y) for x, y in zip(a.weights, b.weights))
+    models = Models.load(tmp_path / "a")
+    assert models.relations.labels[0] == "none"
+    metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert metrics["examples"]["relation instances"] > 0 and "ece" in metrics["calibration_dev"]
+
+
+def test_the_review_queue_lists_what_the_heads_doubted_first(store_dir):
+    from gravity_engine.curate.review import review
+    from gravity_engine.store import AnchorStore
+
+    store = AnchorStore.load(store_dir)
+    people = [e for e in store.anchors.entities if e.relations]
+    doubted_type, doubted_rel = store.anchors.entities[-1], people[0]
+    doubted_type.type_confidence = 0.41
+    doubted_rel.relations[0].confidence = 0.52
+    for e in store.anchors.entities:  # everything else sure
+        if e is not doubted_type:
+            e.type_confidence = 0.99
+        for r in e.relations:
+            if r is not doubted_rel.relations[0]:
+                r.confidence = 0.97
+    queue = review(store)
+    first = queue.items[:2]
+    assert {i.anchor_id for i in first} == {doubted_type.id, doubted_rel.id}, [(i.name, i.reasons) for i in first]
+    assert all(any(r.kind == "low_confidence" for r in i.reasons) for i in first)
+    assert not any(r.kind == "low_confidence" for i in queue.items[2:] for r in i.reasons)
