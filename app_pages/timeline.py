@@ -52,12 +52,12 @@ with st.container(border=True):
     entity_names = {e.id: e.name for e in others}
     chosen_entities = f3.multiselect("Mentioning", list(entity_names), format_func=entity_names.get,
                                      key="timeline_entities", placeholder="any place, organisation, thing…")
-    t1, t2, t3, t4, t5 = st.columns([2, 3, 2, 2, 2])
+    t1, t2, t3, t4, t5 = st.columns([2, 4, 2, 1.5, 1.5])
     whole = t1.toggle("Whole range", value=False, key="timeline_whole_range",
                       help="Off: the sessions' own months, with earlier or later events on the edges. "
                            "On: every resolved date at its place, however far back.")
     n_topics = len(store.anchors.topics)
-    topic_modes = {"each": "one lane per topic", "one": "all in one lane", "off": "no topic lanes"}
+    topic_modes = {"each": "one per topic", "one": "all in one", "off": "none"}
     topic_mode = t2.segmented_control(
         "Topic lanes", list(topic_modes), format_func=topic_modes.get, key="timeline_topic_mode",
         default="one" if n_topics > tviz.COLLAPSE_TOPICS_ABOVE else "each",

@@ -91,7 +91,7 @@ def test_the_timeline_of_conv43_gives_people_the_height_and_labels_that_never_me
     assert len(events) >= 150 and people >= height / 2
 
     _open(tab, served[0], "timeline?store=workspace/conv-43", "Event timeline")
-    tab.get_by_text("one lane per topic").click()  # every topic lane shown
+    tab.get_by_text("one per topic", exact=True).click()  # every topic lane shown
     _settle(tab)
     tab.locator("[data-testid=stCheckbox]").filter(has_text="Labels").locator("label").click()
     _settle(tab)
