@@ -342,7 +342,7 @@ def test_labels_are_placed_only_where_they_fit_most_cited_first():
     assert 0 < len(placed) < len(marks)  # sixty long labels in 760 px: only some fit
     boxes = list(zip(placed["bx0"], placed["by0"], placed["bx1"], placed["by1"]))
     for i, a in enumerate(boxes):
-        assert a[0] >= 0 and a[2] <= timeline.LABEL_PLOT_WIDTH
+        assert a[0] >= 0 and a[2] <= timeline.LABEL_PLOT_WIDTH and a[1] >= 0  # inside the plot
         for b in boxes[i + 1:]:
             assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
     assert placed["weight"].max() == marks["weight"].max()  # the most-cited day is labelled

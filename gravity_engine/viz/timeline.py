@@ -282,7 +282,6 @@ def lane_order(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None) -> 
 
 
 PERSON_LANE_PX = 110
-CHART_CHROME_PX = 80  # the shape legend above the lanes and the time axis below them
 TOPIC_LANE_PX = 20
 # Sub-rows of a person lane, as shares of its height from its centre line: busy days go above and below.
 _SUB_ROWS = (0.0, -0.2, 0.2, -0.38, 0.38)
@@ -355,7 +354,7 @@ def place_labels(marks: pd.DataFrame, domain: tuple[pd.Timestamp, pd.Timestamp] 
             w = len(text) * _CHAR_PX
             spot = next(((dx, dy, align, box) for dx, dy, align in _LABEL_SPOTS
                          for box in [_box(px, rec["y"], dx, dy, align, w, h)]
-                         if box[0] >= 0 and box[2] <= width and all(
+                         if box[0] >= 0 and box[2] <= width and box[1] >= 0 and all(
                              box[2] <= b[0] or box[0] >= b[2] or box[3] <= b[1] or box[1] >= b[3] for b in boxes)),
                         None)
             if spot is not None:
@@ -469,8 +468,10 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
             tooltip=[alt.Tooltip("lane:N", title="topic"), alt.Tooltip("date:N"), alt.Tooltip("session_id:N"),
                      alt.Tooltip("mentions:Q"), alt.Tooltip("state:N", title="in this session"),
                      alt.Tooltip("outside:N", title="actual date")]))
-    # Streamlit sizes a chart to fit (autosize "fit"): the height holds the legend and the time axis too.
-    chart = alt.layer(*layers).properties(height=height + CHART_CHROME_PX)
+    # Fit the width only: the plot is then exactly ``height`` pixels high, so the y axis is in pixels and the labels
+    # placed by pixel keep their distances (a "fit" autosize squeezed the plot to make room for the legend).
+    chart = alt.layer(*layers).properties(height=height, autosize=alt.AutoSizeParams(type="fit-x",
+                                                                                     contains="padding"))
     chart.usermeta = {"embedOptions": {"renderer": "svg"}}
     return chart
 
