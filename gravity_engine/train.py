@@ -282,10 +282,15 @@ def calibration(models: Models, dev: list[tuple[Gold, Conversation, AnchorSet]],
     return {"pairs": int(len(Y)), "related_pairs": int(related.sum()), "ece": round(float(ece), 4), "table": table}
 
 
+def _f1(recall: float, precision: float) -> float:
+    return 2 * recall * precision / (recall + precision) if recall + precision else 0.0
+
+
 def tune_thresholds(heads: dict[str, Head], dev: list[tuple[Gold, Conversation, AnchorSet]], encoder: TokenEncoder,
                     log: Callable[[str], None] = _log) -> tuple[dict[str, float], list[dict], dict]:
-    """The thresholds with the best DEV relation recall at precision >= 0.85 and junk <= 0.05 (else the most
-    precise), then the best types; returns them, the whole grid and the chosen row."""
+    """The thresholds with the best DEV relation F1 at junk <= 0.05 (else the most precise), then the best types;
+    returns them, the whole grid and the chosen row. F1, not recall at a precision floor: DEV's 114 relations make
+    one more found relation worth less than four points of precision, which the floor traded it for."""
     thresholds = {"type": 0.5, "junk": 0.6, "reference": 0.5, "relation": 0.5, "relation_ruled": 0.5}
     grid = []
     for tau_type, tau_junk in itertools.product((0.5, 0.7, 0.9), (0.4, 0.6, 0.8)):
@@ -296,8 +301,10 @@ def tune_thresholds(heads: dict[str, Head], dev: list[tuple[Gold, Conversation, 
             th = {**models.thresholds, "relation": tau, "relation_ruled": min(tau, tau_ruled)}
             s = score_dev(decided, th)
             grid.append({**th, **{k: round(v, 3) for k, v in s.items()}})
-    ok = [g for g in grid if g["relation_precision"] >= 0.85 and g["junk_share"] <= 0.05]
-    best = max(ok, key=lambda g: (g["relation_recall"], g["type_accuracy"], g["relation_precision"])) if ok else \
+    for g in grid:
+        g["relation_f1"] = round(_f1(g["relation_recall"], g["relation_precision"]), 3)
+    ok = [g for g in grid if g["junk_share"] <= 0.05]
+    best = max(ok, key=lambda g: (g["relation_f1"], g["type_accuracy"], g["relation_precision"])) if ok else \
         max(grid, key=lambda g: (g["relation_precision"] - g["junk_share"], g["relation_recall"]))
     thresholds = {k: best[k] for k in thresholds}
     log(f"  DEV at the chosen thresholds {thresholds}: recall {best['relation_recall']:.3f} precision "

@@ -41,7 +41,9 @@ def test_diff_of_two_builds_lists_what_the_later_sessions_added(builds):
     assert all(all(s.startswith(("S3:", "S4:")) for s in side.source_ids) for side in events.added)
     assert events.unchanged + len(events.changed) == len(part.anchors.events)
     entities = d.modules["entities"]
-    assert not entities.removed
+    # names only the learned step proposed (ids ending "-p") may come and go as more context sharpens their type;
+    # nothing the parser found disappears
+    assert not [side for side in entities.removed if not side.id.endswith("-p")]
     assert all(any(s.startswith(("S3:", "S4:")) for s in side.source_ids) for side in entities.added)
     # a profile that gained mentions later shows the new fields, matched by its name
     changed = {c.a.name: c for c in entities.changed}

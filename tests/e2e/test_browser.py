@@ -125,8 +125,8 @@ def test_playground_answers_one_question(app_url, page):
     box.fill("When did MedLLM invent a drug dosage?")
     box.press("Enter")
     page.get_by_role("button", name="Ask").click()
-    page.get_by_role("heading", name="Answers").wait_for(timeout=120_000)
-    page.get_by_role("heading", name="What Gravity changed in the prompt").wait_for(timeout=30_000)
+    # the first screen answers "what did Gravity change?" under a heading that counts the changes
+    page.get_by_role("heading", name="What Gravity changed", exact=False).wait_for(timeout=120_000)
     assert page.get_by_text("No model answer").count() >= 1
     # the details are tabs: only the open one is drawn, a click draws another
     _settle(page)
@@ -166,7 +166,7 @@ def test_hostile_conversation_shows_payloads_as_text(app_url, page):
     page.get_by_label("Question", exact=True).fill("What did Alice Moreau do in Paris?")
     page.get_by_label("Question", exact=True).press("Enter")
     page.get_by_role("button", name="Ask").click()
-    page.get_by_role("heading", name="What Gravity changed in the prompt").wait_for(timeout=120_000)
+    page.get_by_role("heading", name="What Gravity changed", exact=False).wait_for(timeout=120_000)
     _settle(page)
     shown = page.locator("[data-testid='stMain']").inner_text()
     # The payload is on screen as text (in the prompt its '<' is shown as '‹', as the model receives it).
