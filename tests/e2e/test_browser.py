@@ -128,8 +128,9 @@ def test_playground_answers_one_question(app_url, page):
     # the first screen answers "what did Gravity change?" under a heading that counts the changes
     page.get_by_role("heading", name="What Gravity changed", exact=False).wait_for(timeout=120_000)
     assert page.get_by_text("No model answer").count() >= 1
-    # the details are tabs: only the open one is drawn, a click draws another
+    # the details are folded under the first screen, in tabs: only the open one is drawn, a click draws another
     _settle(page)
+    page.get_by_text("Details: evidence", exact=False).click()
     page.get_by_role("tab", name="Injected anchor lines").click()
     page.locator("[data-testid=stMetric]").filter(has_text="tokens").first.wait_for(timeout=60_000)
     _settle(page)
@@ -167,6 +168,8 @@ def test_hostile_conversation_shows_payloads_as_text(app_url, page):
     page.get_by_label("Question", exact=True).press("Enter")
     page.get_by_role("button", name="Ask").click()
     page.get_by_role("heading", name="What Gravity changed", exact=False).wait_for(timeout=120_000)
+    _settle(page)
+    page.get_by_text("The prompt, line by line", exact=False).click()  # folded below the first screen
     _settle(page)
     shown = page.locator("[data-testid='stMain']").inner_text()
     # The payload is on screen as text (in the prompt its '<' is shown as '‹', as the model receives it).
