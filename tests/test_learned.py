@@ -122,6 +122,43 @@ def test_proposals_add_names_the_rules_missed_but_not_words():
     assert not names & {"Honestly", "Sunday", "Nice", "Ben"}
 
 
+def test_a_proposed_name_ends_with_its_sentence_and_drops_a_possessive():
+    conv = _conversation([("2024-01-01T10:00:00", [
+        ("Ana", "Bye Nate. I'll see Deb at Tuilagi's tomorrow, Kowalczyk's too"),
+        ("Ben", "Say hi to Kowalczyk from me"),
+    ])])
+    anchors = AnchorSet(conversation_id="x", entities=[Entity(id="e1", name="Ana", type="person")])
+    propose_names(anchors, conv)
+    names = {e.name for e in anchors.entities}
+    assert {"Nate", "Tuilagi", "Kowalczyk"} <= names, names
+    assert not [n for n in names if "." in n or n.endswith(("'s", "’s"))], names
+
+
+def test_two_speakers_keep_the_rules_word_only():
+    """The head never saw two speakers at a turn that does not relate them (training calls such turns unclear), so
+    its relation between the speakers is not written; the rules' is, and other pairs are written as decided."""
+    from gravity_engine.extract.learned.apply import Decisions, write_back
+
+    ents = [Entity(id="e0", name="Jon", type="person"), Entity(id="e1", name="Gina", type="person"),
+            Entity(id="e2", name="Acme", type="organization")]
+    th = {"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.7, "relation_ruled": 0.1}
+
+    def decided(ruled: dict) -> AnchorSet:
+        anchors = AnchorSet(conversation_id="x", entities=[e.model_copy(deep=True) for e in ents])
+        d = Decisions(types=["person", "person", "organization"], type_confidence=[1.0, 1.0, 0.9],
+                      junk=[False] * 3, speakers={0, 1}, ruled=ruled,
+                      relations={(0, "colleague_of", 1): [("S1:9", 0.99)], (1, "works_at", 2): [("S1:2", 0.95)]})
+        d.candidates = {frozenset((0, 1)), frozenset((1, 2))}
+        write_back(anchors, d, th)
+        return anchors
+
+    assert _rel(decided({})) == {("Gina", "works_at", "Acme")}
+    ruled = decided({(0, "colleague_of", 1): ["S1:3"]})
+    assert _rel(ruled) == {("Gina", "works_at", "Acme"), ("Jon", "colleague_of", "Gina")}
+    jon = _by_name(ruled)["Jon"]
+    assert jon.relations[0].source_ids == ["S1:3", "S1:9"]  # the rule's utterance first, then the head's sure one
+
+
 @pytest.mark.slow
 def test_training_is_seeded_and_writes_weights_thresholds_and_metrics(tmp_path):
     from gravity_engine.train import train

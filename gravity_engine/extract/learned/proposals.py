@@ -10,7 +10,9 @@ from ...anchors import AnchorSet, Entity
 from ...conversation import Conversation
 from .mentions import words
 
-_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’&.-]*(?:\s+(?:of|de|da|del|van|von|the|&)?\s*[A-Z][\w'’&.-]*)*")
+# a word holds a full stop only before a letter ("U.S"), so a run ends with its sentence ("Nate. I'll")
+_WORD = r"[A-Z](?:[\w'’&-]|\.(?=\w))*"
+_RUN = re.compile(rf"(?<![\w'’]){_WORD}(?:\s+(?:of|de|da|del|van|von|the|&)?\s*{_WORD})*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\"“(]\s*|\n)$")
 MIN_LENGTH = 2
 PROPOSED_SUFFIX = "-p"  # the id of a proposed entity ends so
@@ -31,7 +33,7 @@ def propose_names(anchors: AnchorSet, conversation: Conversation) -> int:
     inside: set[str] = set()
     for u in conversation.utterances():
         for m in _RUN.finditer(u.text):
-            name = m.group(0).rstrip(".'’-&").strip()
+            name = re.sub(r"['’]s$", "", m.group(0)).rstrip(".'’-&").strip()  # "Anna's" is Anna
             parts = name.split()
             while parts and parts[0].casefold() in common:  # "Honestly Priya" -> "Priya"
                 parts = parts[1:]
