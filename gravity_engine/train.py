@@ -122,7 +122,7 @@ def conversation_examples(gold: Gold, conversation: Conversation, anchors: Ancho
                           ex: Examples) -> Counter:
     index = GoldIndex(gold)
     anchors = anchors.model_copy(deep=True)
-    propose_names(anchors, conversation)
+    propose_names(anchors, conversation, encoder.vocabulary)
     utts, ents = views(anchors, conversation)
     scene = Scene(utts, ents, encoder)
     match = [index.match_entity(e)[0] for e in anchors.entities]
@@ -252,7 +252,7 @@ def score_dev(decided: list[tuple[Gold, Conversation, AnchorSet, Decisions]], th
 
 
 def _decide(anchors: AnchorSet, conversation: Conversation, models: Models, encoder: TokenEncoder) -> Decisions:
-    propose_names(anchors, conversation)
+    propose_names(anchors, conversation, encoder.vocabulary)
     utts, ents = views(anchors, conversation)
     return decide(Scene(utts, ents, encoder), models)
 

@@ -122,6 +122,17 @@ def test_proposals_add_names_the_rules_missed_but_not_words():
     assert not names & {"Honestly", "Sunday", "Nice", "Ben"}
 
 
+def test_a_word_the_encoder_knows_is_no_name_at_a_sentence_start_only():
+    conv = _conversation([("2024-01-01T10:00:00", [
+        ("Ana", "Hang in there. Marrying my partner was the best part, Tuilagi and Grace say."),
+        ("Ben", "Grace is right"),
+    ])])
+    anchors = AnchorSet(conversation_id="x", entities=[Entity(id="e1", name="Ana", type="person")])
+    propose_names(anchors, conv, frozenset({"hang", "marrying", "grace", "right"}))
+    names = {e.name for e in anchors.entities}
+    assert {"Tuilagi", "Grace"} <= names and not names & {"Hang", "Marrying"}, names
+
+
 def test_a_proposed_name_ends_with_its_sentence_and_drops_a_possessive():
     conv = _conversation([("2024-01-01T10:00:00", [
         ("Ana", "Bye Nate. I'll see Deb at Tuilagi's tomorrow, Kowalczyk's too"),

@@ -118,7 +118,7 @@ def decide(scene: Scene, models: Models) -> Decisions:
 
 def apply_learned(anchors: AnchorSet, conversation: Conversation, models: Models, encoder: TokenEncoder) -> dict:
     """Let the heads decide types, references and relations of ``anchors`` in place; returns counts."""
-    proposed = propose_names(anchors, conversation)
+    proposed = propose_names(anchors, conversation, encoder.vocabulary)
     utts, ents = views(anchors, conversation)
     if not ents:
         return {}

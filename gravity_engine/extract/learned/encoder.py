@@ -59,6 +59,8 @@ class TokenEncoder:
         self.batch_size = batch_size
         self._cache: dict[str, TokenVectors] = {}
         self._lock = threading.Lock()
+        # the whole words the encoder was trained on (lowercase, letters only): common English words and names
+        self.vocabulary = frozenset(w for w in self._tokenizer.get_vocab() if w.isalpha() and w.islower())
 
     def encode(self, texts: list[str]) -> list[TokenVectors]:
         import torch

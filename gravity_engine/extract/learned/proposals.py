@@ -22,9 +22,11 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "x"
 
 
-def propose_names(anchors: AnchorSet, conversation: Conversation) -> int:
-    """Add an untyped entity for each capitalised run not yet an entity; returns how many were added. A run seen
-    only at the start of sentences that is also written in lowercase is a word ("Honestly"), never proposed."""
+def propose_names(anchors: AnchorSet, conversation: Conversation, vocabulary: frozenset[str] = frozenset()) -> int:
+    """Add an untyped entity for each capitalised run not yet an entity; returns how many were added. One word seen
+    only at the start of sentences is a word, never proposed, when the conversation also writes it in lowercase
+    ("Honestly") or ``vocabulary`` (the encoder's whole words, lowercase) knows it ("Hang in there", "Marrying
+    my partner"); a name said inside a sentence somewhere is proposed whatever the vocabulary says."""
     known = {n.casefold() for e in anchors.entities for n in (e.name, *e.aliases)}
     known |= {s.casefold() for s in conversation.speakers}
     common = {w.casefold() for w in words("not_names")}
@@ -45,7 +47,7 @@ def propose_names(anchors: AnchorSet, conversation: Conversation) -> int:
                 inside.add(name)
     added = 0
     for name, ids in found.items():
-        if name not in inside and " " not in name and name.casefold() in lowercase:
+        if name not in inside and " " not in name and (name.casefold() in lowercase or name.casefold() in vocabulary):
             continue
         ids = list(dict.fromkeys(ids))
         anchors.entities.append(Entity(id=f"ent-{_slug(name)}{PROPOSED_SUFFIX}", name=name, type="other", source_ids=ids[:20],
