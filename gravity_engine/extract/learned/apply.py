@@ -116,17 +116,22 @@ def decide(scene: Scene, models: Models) -> Decisions:
     return out
 
 
-def apply_learned(anchors: AnchorSet, conversation: Conversation, models: Models, encoder: TokenEncoder) -> dict:
-    """Let the heads decide types, references and relations of ``anchors`` in place; returns counts."""
+def apply_learned(anchors: AnchorSet, conversation: Conversation, models: Models, encoder: TokenEncoder,
+                  new_relations: bool = True) -> dict:
+    """Let the heads decide types, references and relations of ``anchors`` in place; returns counts. Without
+    ``new_relations`` the relation head only confirms (with a confidence) or re-words what the rules related."""
     proposed = propose_names(anchors, conversation, encoder.vocabulary)
     utts, ents = views(anchors, conversation)
     if not ents:
         return {}
-    return {"proposed": proposed} | write_back(anchors, decide(Scene(utts, ents, encoder), models), models.thresholds)
+    return {"proposed": proposed} | write_back(anchors, decide(Scene(utts, ents, encoder), models), models.thresholds,
+                                               new_relations)
 
 
-def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float]) -> dict:
-    """Put decisions into ``anchors`` (which they were decided on) under ``thresholds``."""
+def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], new_relations: bool = True) -> dict:
+    """Put decisions into ``anchors`` (which they were decided on) under ``thresholds``; without
+    ``new_relations``, only on pairs the rules related."""
+    ruled_pairs = {frozenset((s, t)) for s, _, t in d.ruled}
     kept: dict[tuple[int, str, int], tuple[float, list[str]]] = {}
     # one predicate per pair: the strongest that clears its threshold (lower where the rules said the same).
     # It cites the utterances the rule read it from and those where the head is sure of it (else the one where the
@@ -142,6 +147,8 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float]) -
         # the speakers of a training chat are nearly always related, so the head never saw two speakers at a turn
         # that does not relate them: it calls friends colleagues at "Gotta run, bye!" (0.997, LoCoMo conv-48).
         if {src, dst} <= d.speakers and key not in d.ruled:
+            continue
+        if not new_relations and frozenset((src, dst)) not in ruled_pairs:
             continue
         sure = [*d.ruled.get(key, []), *(uid for uid, p in seen if p >= thresholds["relation"])] or [
             max(seen, key=lambda up: up[1])[0]]
