@@ -169,9 +169,11 @@ def test_two_speakers_keep_the_rules_word_only():
                   ruled={(1, "works_at", 2): ["S1:1"]}, relations={(1, "works_at", 2): [("S1:2", 0.5)],
                                                                   (0, "works_at", 2): [("S1:3", 0.99)]})
     d.candidates = {frozenset((1, 2)), frozenset((0, 2))}
-    write_back(only_ruled, d, th, new_relations=False)  # the head confirms what the rules related, adds nothing
+    d.ruled[(1, "works_at", 2)] = ["S1:1"]
+    d.relations[(1, "works_at", 2)] = [("S1:2", 0.04)]
+    write_back(only_ruled, d, th, new_relations=False)  # the head puts its confidence on the rules', adds nothing
     assert _rel(only_ruled) == {("Gina", "works_at", "Acme")}
-    assert _by_name(only_ruled)["Gina"].relations[0].confidence == 0.5
+    assert _by_name(only_ruled)["Gina"].relations[0].confidence == 0.04  # doubted: first in the Review queue
     ruled = decided({(0, "colleague_of", 1): ["S1:3"]})
     assert _rel(ruled) == {("Gina", "works_at", "Acme"), ("Jon", "colleague_of", "Gina")}
     jon = _by_name(ruled)["Jon"]

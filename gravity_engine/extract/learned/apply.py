@@ -24,7 +24,7 @@ from .proposals import PROPOSED_SUFFIX, propose_names
 
 MAX_SOURCES = 3
 PROPOSAL_CONFIDENCE = 0.9  # a proposed name with no relation stays only when its type is this sure
-MIN_KEPT = 0.05  # probabilities below this are no candidate under any threshold
+MIN_KEPT = 0.01  # below this a probability is no candidate, nor a confidence worth showing
 
 
 def views(anchors: AnchorSet, conversation: Conversation) -> tuple[list[UtteranceView], list[EntityView]]:
@@ -119,7 +119,7 @@ def decide(scene: Scene, models: Models) -> Decisions:
 def apply_learned(anchors: AnchorSet, conversation: Conversation, models: Models, encoder: TokenEncoder,
                   new_relations: bool = True) -> dict:
     """Let the heads decide types, references and relations of ``anchors`` in place; returns counts. Without
-    ``new_relations`` the relation head only confirms (with a confidence) or re-words what the rules related."""
+    ``new_relations`` the relation head only puts its confidence on the relations the rules wrote."""
     proposed = propose_names(anchors, conversation, encoder.vocabulary)
     utts, ents = views(anchors, conversation)
     if not ents:
@@ -130,25 +130,26 @@ def apply_learned(anchors: AnchorSet, conversation: Conversation, models: Models
 
 def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], new_relations: bool = True) -> dict:
     """Put decisions into ``anchors`` (which they were decided on) under ``thresholds``; without
-    ``new_relations``, only on pairs the rules related."""
-    ruled_pairs = {frozenset((s, t)) for s, _, t in d.ruled}
+    ``new_relations``, the rules' relations stay as they are, each with the head's probability of it as its
+    confidence (a low one puts it first in the Review queue)."""
     kept: dict[tuple[int, str, int], tuple[float, list[str]]] = {}
-    # one predicate per pair: the strongest that clears its threshold (lower where the rules said the same).
-    # It cites the utterances the rule read it from and those where the head is sure of it (else the one where the
-    # head is surest), not every turn the pair stood in: a question and its answer put a pair in the next turn too.
-
+    # One predicate per pair: the strongest that clears its threshold (lower where the rules said the same; without
+    # new relations, only what the rules said, at any probability). It cites the utterances the rule read it from
+    # and those where the head is sure of it (else the one where the head is surest), not every turn the pair stood
+    # in: a question and its answer put a pair in the next turn too.
     for key, seen in sorted(d.relations.items(), key=lambda kv: -max(p for _, p in kv[1])):
         src, _, dst = key
-        bar = thresholds["relation_ruled"] if key in d.ruled else thresholds["relation"]
+        if key in d.ruled:
+            bar = thresholds["relation_ruled"] if new_relations else 0.0
+        elif not new_relations or {src, dst} <= d.speakers:
+            # Two speakers keep the rules' word only. Training labels a pair's turns without evidence "unclear",
+            # and the speakers of a training chat are nearly always related, so the head never saw two speakers at
+            # a turn that does not relate them: it calls friends colleagues at "Gotta run, bye!" (0.997, conv-48).
+            continue
+        else:
+            bar = thresholds["relation"]
         conf = max(p for _, p in seen)
         if conf < bar or any({s, t} == {src, dst} for s, _, t in kept):
-            continue
-        # Two speakers keep the rules' word only. Training labels a pair's turns without evidence "unclear", and
-        # the speakers of a training chat are nearly always related, so the head never saw two speakers at a turn
-        # that does not relate them: it calls friends colleagues at "Gotta run, bye!" (0.997, LoCoMo conv-48).
-        if {src, dst} <= d.speakers and key not in d.ruled:
-            continue
-        if not new_relations and frozenset((src, dst)) not in ruled_pairs:
             continue
         sure = [*d.ruled.get(key, []), *(uid for uid, p in seen if p >= thresholds["relation"])] or [
             max(seen, key=lambda up: up[1])[0]]
