@@ -53,7 +53,8 @@ def _log(msg: str) -> None:
 
 def rule_anchors(conversation: Conversation, cache: Path | None = None) -> AnchorSet:
     """What the rules alone propose for a conversation's entities (no heads), cached by its text."""
-    key = hashlib.sha256((conversation.model_dump_json() + EXTRACTOR_VERSION + __version__ + "lenient").encode()).hexdigest()
+    key = hashlib.sha256((conversation.model_dump_json() + EXTRACTOR_VERSION + __version__ + "lenient").encode()
+                         ).hexdigest()
     path = cache / f"{key[:24]}.json" if cache else None
     if path is not None and path.exists():
         return AnchorSet.model_validate_json(path.read_text(encoding="utf-8"))

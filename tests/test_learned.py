@@ -110,37 +110,29 @@ def test_names_are_found_longest_first_and_capitalised_ones_as_written():
     assert self_spans("I'm sure my mum knows") == [(0, 3), (9, 11)]
 
 
-def test_proposals_add_names_the_rules_missed_but_not_words():
-    conv = _conversation([("2024-01-01T10:00:00", [
-        ("Ana", "Honestly I met Parminder at the Gurdwara on Sunday."),
-        ("Ben", "Honestly? Nice. honestly tell Parminder hi"),
-    ])])
+def _proposed(ana: str, ben: str, vocabulary: frozenset[str] = frozenset()) -> set[str]:
+    """The entity names after proposals on a two-turn chat whose rules found only the speaker Ana."""
+    conv = _conversation([("2024-01-01T10:00:00", [("Ana", ana), ("Ben", ben)])])
     anchors = AnchorSet(conversation_id="x", entities=[Entity(id="e1", name="Ana", type="person")])
-    propose_names(anchors, conv)
-    names = {e.name for e in anchors.entities}
+    propose_names(anchors, conv, vocabulary)
+    return {e.name for e in anchors.entities}
+
+
+def test_proposals_add_names_the_rules_missed_but_not_words():
+    names = _proposed("Honestly I met Parminder at the Gurdwara on Sunday.",
+                      "Honestly? Nice. honestly tell Parminder hi")
     assert {"Parminder", "Gurdwara"} <= names
     assert not names & {"Honestly", "Sunday", "Nice", "Ben"}
 
 
 def test_a_word_the_encoder_knows_is_no_name_at_a_sentence_start_only():
-    conv = _conversation([("2024-01-01T10:00:00", [
-        ("Ana", "Hang in there. Marrying my partner was the best part, Tuilagi and Grace say."),
-        ("Ben", "Grace is right"),
-    ])])
-    anchors = AnchorSet(conversation_id="x", entities=[Entity(id="e1", name="Ana", type="person")])
-    propose_names(anchors, conv, frozenset({"hang", "marrying", "grace", "right"}))
-    names = {e.name for e in anchors.entities}
+    names = _proposed("Hang in there. Marrying my partner was the best part, Tuilagi and Grace say.", "Grace is right",
+                      frozenset({"hang", "marrying", "grace", "right"}))
     assert {"Tuilagi", "Grace"} <= names and not names & {"Hang", "Marrying"}, names
 
 
 def test_a_proposed_name_ends_with_its_sentence_and_drops_a_possessive():
-    conv = _conversation([("2024-01-01T10:00:00", [
-        ("Ana", "Bye Nate. I'll see Deb at Tuilagi's tomorrow, Kowalczyk's too"),
-        ("Ben", "Say hi to Kowalczyk from me"),
-    ])])
-    anchors = AnchorSet(conversation_id="x", entities=[Entity(id="e1", name="Ana", type="person")])
-    propose_names(anchors, conv)
-    names = {e.name for e in anchors.entities}
+    names = _proposed("Bye Nate. I'll see Deb at Tuilagi's tomorrow, Kowalczyk's too", "Say hi to Kowalczyk from me")
     assert {"Nate", "Tuilagi", "Kowalczyk"} <= names, names
     assert not [n for n in names if "." in n or n.endswith(("'s", "’s"))], names
 

@@ -50,7 +50,8 @@ def propose_names(anchors: AnchorSet, conversation: Conversation, vocabulary: fr
         if name not in inside and " " not in name and (name.casefold() in lowercase or name.casefold() in vocabulary):
             continue
         ids = list(dict.fromkeys(ids))
-        anchors.entities.append(Entity(id=f"ent-{_slug(name)}{PROPOSED_SUFFIX}", name=name, type="other", source_ids=ids[:20],
-                                       mentions=len(ids), description="proposed for the typing head"))
+        anchors.entities.append(Entity(id=f"ent-{_slug(name)}{PROPOSED_SUFFIX}", name=name, type="other",
+                                       source_ids=ids[:20], mentions=len(ids),
+                                       description="proposed for the typing head"))
         added += 1
     return added
