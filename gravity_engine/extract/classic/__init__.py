@@ -9,7 +9,6 @@ that were seen only once.
 from __future__ import annotations
 
 import os
-
 import re
 from collections.abc import Iterator
 from typing import Any

@@ -110,8 +110,7 @@ def decide(scene: Scene, models: Models) -> Decisions:
         for target, predicate, sources in e.rules:
             c = canonical_predicate(predicate)
             if c is not None and frozenset((i, target)) in out.candidates:
-                src, dst = (target, i) if c[1] else (i, target)
-                key = (min(src, dst), c[0], max(src, dst)) if c[0] in SYMMETRIC else (src, c[0], dst)
+                key = _pair_key(i, target, c)
                 out.ruled[key] = [*out.ruled.get(key, []), *sources]
     return out
 
@@ -165,7 +164,7 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
         e.type = d.types[i]
         e.type_confidence = round(d.type_confidence[i], 3)
         if new_relations:
-            e.relations = [r for r in e.relations if not _decided(r, i, entities, decided)]
+            e.relations = [r for r in e.relations if not _decided(r, i, index, decided)]
             continue
         for r in e.relations:  # the rule's own words, direction and utterances ("sister of"), with a confidence
             key = _rule_key(r, i, index)
@@ -194,18 +193,21 @@ def _rule_key(r: Relation, i: int, index: dict[str, int]) -> tuple[int, str, int
     """The (source, predicate, target) key the heads' decisions use for rule relation ``r`` of entity ``i``."""
     c = canonical_predicate(r.predicate)
     target = index.get(r.target_id) if r.target_id else index.get(r.target.casefold())
-    if c is None or target is None:
-        return None
+    return None if c is None or target is None else _pair_key(i, target, c)
+
+
+def _pair_key(i: int, target: int, c: tuple[str, bool]) -> tuple[int, str, int]:
+    """The decision key of entity ``i``'s relation to ``target`` under canonical predicate ``c`` (name, flipped)."""
     src, dst = (target, i) if c[1] else (i, target)
     return (min(src, dst), c[0], max(src, dst)) if c[0] in SYMMETRIC else (src, c[0], dst)
 
 
-def _decided(r: Relation, i: int, entities: list[Entity], candidates: set[frozenset[int]]) -> bool:
+def _decided(r: Relation, i: int, index: dict[str, int], candidates: set[frozenset[int]]) -> bool:
     """Whether the head kept a relation for the pair this rule relation joins (then the rule's word was only a
     feature of that decision)."""
     if canonical_predicate(r.predicate) is None:
         return False
-    target = next((j for j, e in enumerate(entities) if r.target_id and e.id == r.target_id), None)
+    target = index.get(r.target_id) if r.target_id else None
     return target is not None and frozenset((i, target)) in candidates
 
 
