@@ -12,6 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from gravity_engine import studio
+from gravity_engine.embed import embedder_for, registered
 from gravity_engine.errors import GravityError
 from gravity_engine.store import AnchorStore
 
@@ -48,7 +49,7 @@ def load_store(path: str, mtime: float) -> AnchorStore:
 
 @st.cache_resource(max_entries=3, show_spinner="Loading the embedding model…")
 def get_embedder(name: str, dim: int = 0):
-    return studio.embedder_for(name, dim)
+    return embedder_for(name, dim)
 
 
 def current_store() -> AnchorStore | None:
@@ -61,7 +62,7 @@ def current_store() -> AnchorStore | None:
         st.error(f"Cannot open the store: {err}")
         return None
     info = store.anchors.built_with
-    if not (info.embedding_model or "").startswith("fake-embedder"):  # the test stores' deterministic embedder
+    if not registered(info.embedding_model or ""):  # a model to load, not the test stores' registered fake
         studio.load_embedder_soon(info.embedding_model or "all-MiniLM-L6-v2", info.embedding_dim)
     return store
 

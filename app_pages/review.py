@@ -31,7 +31,7 @@ def _queue(path: str, mtime: float, gold_text: str | None):
 def _record(edit) -> None:
     """Write the edit beside the store (a shipped sample is copied to the workspace first) and reload."""
     try:
-        target = ed.writable_store_dir(store.path)
+        target = studio.writable_store_dir(store.path)
         outcome = ed.record_edit(target, edit, store_embedder(store))
     except GravityError as err:
         st.error(md_escape(err))
@@ -88,7 +88,7 @@ if curation.outcomes:
                                 format_func=lambda i: next(o.describe() for o in curation.outcomes if o.edit.id == i))
             if c2.button("Undo", key="review_undo", icon=":material/undo:"):
                 try:
-                    _, warning = ed.undo_edit(ed.writable_store_dir(store.path), pick, why="undone on the Review page",
+                    _, warning = ed.undo_edit(studio.writable_store_dir(store.path), pick, why="undone on the Review page",
                                               embedder=store_embedder(store))
                 except GravityError as err:
                     st.error(md_escape(err))

@@ -28,6 +28,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gravity_engine.paths import gravity_home
+
 MODES = ("oidc", "password", "none")
 LOCAL = "local"
 USER_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,39}$")
@@ -38,10 +40,6 @@ OIDC_KEYS = ("redirect_uri", "cookie_secret", "client_id", "client_secret", "ser
 
 class AuthConfigError(Exception):
     """The app cannot serve as configured; the message says what to set, and where."""
-
-
-def gravity_home() -> Path:
-    return Path(os.environ.get("GRAVITY_HOME") or Path.home() / ".gravity").expanduser()
 
 
 def users_file() -> Path:

@@ -91,6 +91,7 @@ def library_rows(sample: str) -> list[Row]:
     from streamlit.testing.v1 import AppTest
 
     from gravity_engine import studio
+    from gravity_engine.embed import embedder_for
     from gravity_engine.hosts import get_host
     from gravity_engine.query.pipeline import GravityQuery, ask
     from gravity_engine.store import AnchorStore
@@ -113,7 +114,7 @@ def library_rows(sample: str) -> list[Row]:
 
     rows.append(Row(f"library: entity graph view data, sample ({len(store.anchors.entities)} entities)"))
     rows[-1].wall = timed(graph, 5)
-    emb = studio.embedder_for(store.anchors.built_with.embedding_model, store.anchors.built_with.embedding_dim)
+    emb = embedder_for(store.anchors.built_with.embedding_model, store.anchors.built_with.embedding_dim)
     gq = GravityQuery(store, emb)
     host = get_host("dense", embedder=emb)
     host.ingest(store.conversation)

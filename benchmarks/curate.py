@@ -31,7 +31,7 @@ os.environ.setdefault("GRAVITY_HOME", tempfile.mkdtemp(prefix="gravity-curate-be
 
 from gravity_engine.curate.diff import diff_stores  # noqa: E402
 from gravity_engine.curate.edits import curation_of, load_raw, make_edit, write_log  # noqa: E402
-from gravity_engine.curate.keys import ref_of  # noqa: E402
+from gravity_engine.anchor_keys import ref_of  # noqa: E402
 from gravity_engine.curate.review import review  # noqa: E402
 from gravity_engine.store import AnchorStore  # noqa: E402
 

@@ -154,7 +154,7 @@ def synthetic_store(n: int, dim: int, seed: int = 0) -> AnchorStore:
         m = gen.standard_normal((k, dim)).astype(np.float32)
         return m / np.linalg.norm(m, axis=1, keepdims=True)
 
-    from gravity_engine.query.lines import LineTable
+    from gravity_engine.lines import LineTable
 
     keys = LineTable.build(anchors).keys()  # every anchor line, with random stored embeddings like the anchors'
     return AnchorStore(anchors=anchors, embeddings={"entities": unit(n_ent), "events": unit(n_evt), "topics": unit(n_top),

@@ -101,12 +101,12 @@ def _central(store_path: Path, source_ids: list[str], embedder, n: int = 6) -> l
 
 
 def make_sheet(args) -> None:
-    from gravity_engine import studio
+    from gravity_engine.embed import embedder_for
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     before_tree = _tree(args.before_rev, out)
-    embedder = studio.embedder_for("all-MiniLM-L6-v2", 384)
+    embedder = embedder_for("all-MiniLM-L6-v2", 384)
     rng = random.Random(args.seed)
     rows = []
     for conv in args.conversations.split(","):

@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..anchors import MODULES, AnchorSet, Entity, Event, Topic
-from ..consolidate import name_key as _name_key
+from .anchors import MODULES, AnchorSet, Entity, Event, Topic
+from .merging import name_key as _name_key
 
 # A replay of many edits asks for the same few names again and again.
 name_key = lru_cache(maxsize=1 << 16)(_name_key)

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = 1
+ANCHORS_FILE = "anchors.json"  # an AnchorSet as a store saves it (``store.py``); the edits log marks it changed
 
 # "before" / "after": nothing more precise was said than the tense, so the session day is a bound:
 # date_start == date_end == the session day, read "on or before" (a past event) or "on or after" (a plan).
@@ -203,6 +204,13 @@ class AnchorSet(BaseModel):
         if name not in MODULES:
             raise KeyError(f"unknown anchor module {name!r}; expected one of {', '.join(MODULES)}")
         return getattr(self, name)
+
+    def signature(self) -> tuple:
+        """Cheap enough for every query: a replaced list, a changed length or changed ends mean new anchors, and
+        what is built from them (the anchor index, the line table) is rebuilt. Anchors edited in place without any
+        of these are not seen; edits make new stores, as unmerge does."""
+        return tuple((m, id(items), len(items), items[0].id if items else "", items[-1].id if items else "")
+                     for m in MODULES for items in (self.module(m),))
 
     def counts(self) -> dict[str, int]:
         return {m: len(self.module(m)) for m in MODULES}

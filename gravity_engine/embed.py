@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
@@ -110,6 +111,35 @@ _FEW = 8
 def get_embedder(model: str = DEFAULT_MODEL) -> Embedder:
     """A shared embedder per model name: loading one costs seconds, so load each once per process."""
     return SentenceTransformerEmbedder(model)
+
+
+# Embedders other than sentence-transformers, by the prefix of the model name a store records. The test suite
+# registers its deterministic fake here (``gravity_engine.testing``), so no product code names a fake.
+_FACTORIES: dict[str, Callable[[str, int], Embedder]] = {}
+_LOADING_LOCK = threading.Lock()
+_LOADING: dict[str, threading.Lock] = {}  # one per model: a slow load never holds up another model
+
+
+def register_embedder(prefix: str, factory: Callable[[str, int], Embedder]) -> None:
+    """Make ``embedder_for`` answer model names starting with ``prefix`` with ``factory(name, dim)``."""
+    _FACTORIES[prefix] = factory
+
+
+def registered(name: str) -> bool:
+    """Whether ``name`` is served by a registered factory rather than a sentence-transformers model."""
+    return any(name.startswith(prefix) for prefix in _FACTORIES)
+
+
+def embedder_for(name: str, dim: int = 0) -> Embedder:
+    """The embedder a store was built with, by the model name (and dimension) it records."""
+    for prefix, factory in _FACTORIES.items():
+        if name.startswith(prefix):
+            return factory(name, dim)
+    name = name or DEFAULT_MODEL
+    with _LOADING_LOCK:
+        lock = _LOADING.setdefault(name, threading.Lock())
+    with lock:  # the app's preload, a host's background ingest and a page may ask while it is still loading
+        return get_embedder(name)
 
 
 class CachingEmbedder:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..anchors import MODULES, AnchorSet, Entity, Event, Topic
-from .text import human_date
+from .anchors import MODULES, AnchorSet, Entity, Event, Topic
+from .timeparse import human_date
 
 FACT_KEY = "fact"  # an attribute whose value is a whole third-person sentence ("Caroline is a counselor")
 
@@ -195,7 +195,7 @@ def with_regions(lines: list[AnchorLine], anchors: AnchorSet) -> list[AnchorLine
     """Each line that names a located place says where it lies, once, after the name it is part of: "booked
     tickets to Toronto (Canada)", "run the Berlin Marathon (Germany)" (``places.py``; the place's own profile
     already says it, and a line that names the country or state already is left as it is)."""
-    from ..places import regions  # the places of this store, from their located_in attributes
+    from .places import regions  # the places of this store, from their located_in attributes
 
     where = regions(anchors)
     if not where:

@@ -58,7 +58,7 @@ from .query.config import FULL, Mode, QueryConfig
 from .query.inject import InjectedContext
 from .query.pipeline import GravityQuery, GravityResult
 from .query.session import Budget, HostSession, run_question
-from .query.text import normalize_token
+from .text import normalize_token
 from .store import ANCHORS_FILE, AnchorStore, check_built_with, read_build_info
 
 LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}

@@ -8,16 +8,16 @@ one summary row with the Gravity query path's p50 beside the host's own search p
 (the issue's target: Gravity costs at most 1x the host's own search).
 
 Hosts whose ingestion calls an LLM (A-Mem's evolution step, Mem0 with fact extraction, Graphiti's
-episodes mode) use the configured endpoint, or with ``scripted_llm=True`` the scripted server on
-127.0.0.1, whose heuristic answers make their numbers a test of the plumbing, not of the library's
-real quality. Every table marks those hosts.
+episodes mode) use the configured endpoint, or a scripted server on 127.0.0.1 that ``scripted_llm`` starts
+(``measure --scripted-llm`` passes ``testing.host_llm_routes.scripted_host_server``), whose heuristic answers make
+their numbers a test of the plumbing, not of the library's real quality. Every table marks those hosts.
 """
 
 from __future__ import annotations
 
 import statistics
 import time
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -33,6 +33,10 @@ from .llm.config import LLMConfig
 from .measure import (MeasureRow, MeasureSettings, Progress, ensure_store, format_table, load_plan,
                       measure_conversation, summarize, variant_slug, write_csv, write_summary_csv)
 from .store import ANCHORS_FILE, AnchorStore
+
+# Starts an OpenAI-compatible server for hosts that call an LLM at ingest; it has ``base_url`` and
+# ``chat_requests()`` (the calls so far, so each host's are counted) and stops when the context ends.
+ScriptedLLM = Callable[[], AbstractContextManager[Any]]
 
 Status = Callable[[str], None]
 
@@ -285,7 +289,7 @@ def _llm_label(cfg: LLMConfig) -> str:
 
 def _run(plan: list[tuple[AnchorStore, list[Question]]], specs: list[HostSpec], dataset: str,
          settings: MeasureSettings, embedder: Embedder | None, progress: Progress | None, status: Status | None,
-         llm: LLMConfig | None, scripted_llm: bool) -> tuple[list[HostResult], dict[str, str]]:
+         llm: LLMConfig | None, scripted_llm: ScriptedLLM | None) -> tuple[list[HostResult], dict[str, str]]:
     from .query.pipeline import GravityQuery, resolve_embedder
 
     say = status or (lambda _m: None)
@@ -303,12 +307,10 @@ def _run(plan: list[tuple[AnchorStore, list[Question]]], specs: list[HostSpec], 
     with ExitStack() as stack:
         server = None
         needs_llm = [s for s in specs if s.llm_at_ingest]
-        if needs_llm and scripted_llm:
+        if needs_llm and scripted_llm is not None:
             from .llm.guard import allow_local_model_requests
-            from .testing.host_llm_routes import host_router
-            from .testing.openai_server import ScriptedOpenAIServer
 
-            server = stack.enter_context(ScriptedOpenAIServer(router=host_router))
+            server = stack.enter_context(scripted_llm())
             stack.enter_context(allow_local_model_requests())
             llm = LLMConfig(base_url=server.base_url, api_key="sk-local", model="scripted", timeout=60, max_retries=0,
                             cache=False)
@@ -363,14 +365,14 @@ def _run(plan: list[tuple[AnchorStore, list[Question]]], specs: list[HostSpec], 
 def measure_store_hosts(store: AnchorStore, questions: list[Question], hosts: str | list[str],
                         dataset: str = "locomo", settings: MeasureSettings | None = None,
                         embedder: Embedder | None = None, progress: Progress | None = None,
-                        status: Status | None = None, llm: LLMConfig | None = None, scripted_llm: bool = False,
+                        status: Status | None = None, llm: LLMConfig | None = None, scripted_llm: ScriptedLLM | None = None,
                         host_config: str | Path | None = None) -> CrossHostReport:
     """Every host in ``hosts`` on ``questions`` of one loaded store (the app's evaluation page); writes nothing."""
     started = time.perf_counter()
     settings = settings or MeasureSettings()
     if store.conversation is None:
         raise ConfigError(f"{store.path or 'store'}: no conversation.json, so no host can ingest the conversation")
-    specs, skipped = parse_hosts(hosts, host_config, llm_ok=llm is not None or scripted_llm or _env_llm() is not None)
+    specs, skipped = parse_hosts(hosts, host_config, llm_ok=llm is not None or scripted_llm is not None or _env_llm() is not None)
     results, failed = _run([(store, questions)], specs, dataset, settings, embedder, progress, status, llm,
                            scripted_llm)
     return CrossHostReport(dataset=dataset, results=results, settings=settings, skipped=skipped, failed=failed,
@@ -381,13 +383,13 @@ def measure_store_hosts(store: AnchorStore, questions: list[Question], hosts: st
 def measure_hosts(dataset: str, path: str | Path, hosts: str | list[str], runs_dir: str | Path,
                   conversation: str | None = None, limit: int | None = None, settings: MeasureSettings | None = None,
                   embedder: Embedder | None = None, progress: Progress | None = None, status: Status | None = None,
-                  llm: LLMConfig | None = None, scripted_llm: bool = False,
+                  llm: LLMConfig | None = None, scripted_llm: ScriptedLLM | None = None,
                   host_config: str | Path | None = None) -> CrossHostReport:
     """``measure`` over several hosts: anchors built once per conversation under ``runs_dir`` (classic backend
     when missing) and shared; one CSV of rows per host, a summary CSV (one row per host) and a per-category CSV."""
     started = time.perf_counter()
     settings = settings or MeasureSettings()
-    specs, skipped = parse_hosts(hosts, host_config, llm_ok=llm is not None or scripted_llm or _env_llm() is not None)
+    specs, skipped = parse_hosts(hosts, host_config, llm_ok=llm is not None or scripted_llm is not None or _env_llm() is not None)
     dataset, conv_plan = load_plan(dataset, path, conversation, limit)
     runs = Path(runs_dir)
     say = status or (lambda _m: None)

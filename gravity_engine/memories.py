@@ -1,12 +1,26 @@
-"""Turning a conversation into host memories: one per utterance or one per window of turns."""
+"""A conversation as memories, the unit a host stores and returns: one per utterance or one per window of turns.
+
+Below the hosts because the build embeds the dense host's memories into the store (``store.embed_utterances``);
+the host API names them from ``hosts.memories``."""
 
 from __future__ import annotations
 
 import hashlib
 
-from ..conversation import Conversation
-from ..timeparse import parse_datetime
-from .base import Memory
+from pydantic import BaseModel, Field
+
+from .conversation import Conversation
+from .timeparse import parse_datetime
+
+
+class Memory(BaseModel):
+    """One retrieved memory, mapped back to the utterances it holds."""
+
+    text: str
+    utterance_ids: list[str] = Field(default_factory=list)
+    score: float = 0.0
+    timestamp: str | None = None  # ISO time of the memory (its session) when known
+    session_id: str | None = None
 
 
 def _stamp(timestamp: str | None, fallback: str | None) -> str:

@@ -4,7 +4,7 @@
 A chat says "Toronto", "the Berlin Marathon", "Seattle"; a question asks for the country or the state. An LLM
 extractor writes "Toronto, Canada" from what it knows; this module gives every backend the same knowledge, with
 its source named: each place profile gets a ``located_in`` attribute ("Canada", "Washington, United States"), and
-the anchor lines that name the place say it once ("booked tickets to Toronto (Canada)", ``query/lines.py``).
+the anchor lines that name the place say it once ("booked tickets to Toronto (Canada)", ``lines.py``).
 
 Names are ambiguous (Whitby is a town in Yorkshire and a city in Ontario ten times its size), so places are read
 together, as a person reads them: a name is settled on its own when one town of that name is at least five times

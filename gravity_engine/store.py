@@ -5,7 +5,7 @@ Layout::
     anchors.json        the three knowledge bases + schema version + what built them (AnchorSet)
     embeddings.npz      per module: "<module>" (n, dim) float32 L2-normalized, "<module>_ids" (n,) str;
                         "lines" (m, dim) and "lines_keys" (m,) str: every anchor line (attribute,
-                        fact, relation, event, topic summary, key fact, arc state; query/lines.py);
+                        fact, relation, event, topic summary, key fact, arc state; lines.py);
                         "utterances" (u, dim) with "utterances_ids", "utterances_model" and
                         "utterances_fingerprint": the dense host's utterance memories, embedded at build
                         (``UtteranceVectors``; absent from older stores)
@@ -34,13 +34,15 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from .anchors import MODULES, SCHEMA_VERSION, AnchorSet, BuildInfo
+from .anchors import ANCHORS_FILE, MODULES, SCHEMA_VERSION, AnchorSet, BuildInfo
 from .conversation import Conversation
+from .edits import apply_saved_edits
 from .embed import Embedder
 from .errors import StoreError
 from .fileio import directory_lock, json_bytes, read_file_group, read_generation, replace_file_group
+from .lines import LineTable
+from .memories import conversation_memories, memories_fingerprint
 
-ANCHORS_FILE = "anchors.json"
 EMBEDDINGS_FILE = "embeddings.npz"
 CONVERSATION_FILE = "conversation.json"
 REPORT_FILE = "build_report.json"
@@ -63,11 +65,9 @@ def store_lock(path: str | Path) -> AbstractContextManager[None]:
 
 
 def embed_anchors(anchors: AnchorSet, embedder: Embedder) -> dict[str, np.ndarray]:
-    """Embed every anchor's compact text and every anchor line (``query/lines.py``) once, in one encoder call.
+    """Embed every anchor's compact text and every anchor line (``lines.py``) once, in one encoder call.
 
     Returns one matrix per module, plus "lines" and "lines_keys" (the lines' row order)."""
-    from .query.lines import LineTable
-
     table = LineTable.build(anchors)
     texts: list[str] = []
     spans: dict[str, tuple[int, int]] = {}
@@ -85,7 +85,7 @@ def embed_anchors(anchors: AnchorSet, embedder: Embedder) -> dict[str, np.ndarra
 
 @dataclass(frozen=True)
 class UtteranceVectors:
-    """The conversation's utterance memories (``hosts.memories.conversation_memories(conv, "utterance")``), as
+    """The conversation's utterance memories (``memories.conversation_memories(conv, "utterance")``), as
     embedded by the build with ``model``: a dense host on the same model takes them instead of encoding the
     conversation again. ``fingerprint`` (``memories_fingerprint``) says which texts, so an edited conversation
     or another memory rendering is never served stale vectors."""
@@ -115,8 +115,6 @@ class UtteranceVectors:
 def embed_utterances(conversation: Conversation, embedder: Embedder) -> UtteranceVectors:
     """Embed the dense host's utterance memories of ``conversation`` (one encoder call; a ``CachingEmbedder``
     that already saw the texts answers from its cache)."""
-    from .hosts.memories import conversation_memories, memories_fingerprint
-
     memories = conversation_memories(conversation, "utterance")
     texts = [m.text for m in memories]
     matrix = embedder.encode(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
@@ -179,12 +177,9 @@ class AnchorStore:
         return self.embeddings[module]
 
     def line_table(self):
-        """The anchor lines (``query.lines.LineTable``) of the current anchors, built once per store object
+        """The anchor lines (``lines.LineTable``) of the current anchors, built once per store object
         (rebuilt when a module's list is replaced or changes length or ends, as the anchor index is)."""
-        from .query.index import AnchorIndex
-        from .query.lines import LineTable
-
-        sig = AnchorIndex.signature_of(self.anchors)
+        sig = self.anchors.signature()
         cached = getattr(self, "_line_table", None)
         if cached is None or cached[0] != sig:
             cached = (sig, LineTable.build(self.anchors))
@@ -244,14 +239,13 @@ class AnchorStore:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> AnchorStore:
+    def load(cls, path: str | Path, *, edits: bool = True) -> AnchorStore:
         """The store in ``path``: one complete version of it even while a writer replaces it
-        (``fileio.read_file_group``), with the human edits kept beside it applied."""
+        (``fileio.read_file_group``), with the human edits kept beside it (``edits.jsonl``) applied, unless
+        ``edits`` is false (the store as built)."""
         store, generation = read_file_group(Path(path), cls._read)
         store.generation = generation
-        from .curate.edits import apply_saved_edits  # edits.jsonl beside the store: human corrections, replayed
-
-        return apply_saved_edits(store)
+        return apply_saved_edits(store) if edits else store
 
     @classmethod
     def _read(cls, path: Path) -> AnchorStore:

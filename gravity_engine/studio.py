@@ -11,7 +11,9 @@ import gc
 import importlib
 import os
 import re
+import shutil
 import threading
+import uuid
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,18 +21,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .conversation import Conversation
+from .embed import embedder_for
 from .errors import GravityError
+from .paths import gravity_home
 from .store import ANCHORS_FILE, AnchorStore, save_unless_changed
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_data"
 SAMPLE_STORES = SAMPLE_DIR / "stores"
 SHARED_DATA = ROOT.parent / "shared" / "data"
-
-
-def gravity_home() -> Path:
-    """``$GRAVITY_HOME`` or ``~/.gravity``: the app's caches and workspace."""
-    return Path(os.environ.get("GRAVITY_HOME") or Path.home() / ".gravity").expanduser()
 
 
 # A shared app gives each signed-in user a folder of their own (app_services.workspace installs the resolver,
@@ -157,25 +156,6 @@ def compare_pair(paths: list[str], current: str) -> tuple[str, str]:
     others = [p for p in paths if p != current and wanted and conversation_id_of(p) == wanted]
     others.sort(key=lambda p: -store_mtime(p))
     return (others[0] if others else current), current
-
-
-_EMBEDDER_LOCK = threading.Lock()
-_EMBEDDER_LOADING: dict[str, threading.Lock] = {}  # one per model: a slow load never holds up another model
-
-
-def embedder_for(name: str, dim: int = 0):
-    """The embedder a store was built with: the deterministic fake for test stores, else sentence-transformers."""
-    if name.startswith("fake-embedder"):
-        from .testing import FakeEmbedder
-
-        return FakeEmbedder(dim=dim or 64, name=name)
-    from .embed import get_embedder
-
-    name = name or "all-MiniLM-L6-v2"
-    with _EMBEDDER_LOCK:
-        lock = _EMBEDDER_LOADING.setdefault(name, threading.Lock())
-    with lock:  # the preload, a host's background ingest and a page may ask while it is still loading
-        return get_embedder(name)
 
 
 def sample_conversations() -> list[Path]:
@@ -621,3 +601,20 @@ def load_embedder_soon(name: str = "all-MiniLM-L6-v2", dim: int = 0, delay: floa
         gc.freeze()
 
     threading.Thread(target=load, name="embedder-preload", daemon=True).start()
+
+
+def writable_store_dir(path: str | Path) -> Path:
+    """Where edits of this store can be written: the store itself, or for a shipped sample a copy in the
+    workspace (samples are never edited in place), made once."""
+    source = Path(path).resolve()
+    if SAMPLE_STORES.resolve() not in source.parents:
+        return source
+    target = workspace_dir() / safe_name(f"{source.name}-edited")
+    if not (target / ANCHORS_FILE).is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.copy-{uuid.uuid4().hex[:6]}")
+        shutil.copytree(source, tmp)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    return target

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from datetime import date
 from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -76,20 +75,6 @@ def stems(words: list[str]) -> list[str]:
     """Snowball stems of normalized tokens ("adopted", "adopt" -> "adopt")."""
     return _stemmer().stemWords(words)
 
-
-def human_date(iso_date: str | None, granularity: str = "day") -> str:
-    """'2023-05-07' -> '7 May 2023' (month -> 'May 2023', year -> '2023'); the input back when unparseable."""
-    if not iso_date:
-        return ""
-    try:
-        d = date.fromisoformat(iso_date[:10])
-    except ValueError:
-        return iso_date
-    if granularity == "year":
-        return str(d.year)
-    if granularity in ("month", "season"):
-        return d.strftime("%B %Y")
-    return f"{d.day} {d.strftime('%B %Y')}"
 
 
 def truncate_words(text: str, n: int) -> str:

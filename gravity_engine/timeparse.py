@@ -673,3 +673,17 @@ _MONTH_WORD = r"(?:January|February|March|April|May|June|July|August|September|O
 SPELLED_DATE = re.compile(
     rf"\b(?:on \d{{1,2}} {_MONTH_WORD} \d{{4}}|in {_MONTH_WORD} \d{{4}}|in \d{{4}}"
     rf"|between \d{{1,2}}(?: {_MONTH_WORD}(?: \d{{4}})?)? and \d{{1,2}} {_MONTH_WORD} \d{{4}})\b")
+
+def human_date(iso_date: str | None, granularity: str = "day") -> str:
+    """'2023-05-07' -> '7 May 2023' (month -> 'May 2023', year -> '2023'); the input back when unparseable."""
+    if not iso_date:
+        return ""
+    try:
+        d = date.fromisoformat(iso_date[:10])
+    except ValueError:
+        return iso_date
+    if granularity == "year":
+        return str(d.year)
+    if granularity in ("month", "season"):
+        return d.strftime("%B %Y")
+    return f"{d.day} {d.strftime('%B %Y')}"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .anchors import AnchorSet, FieldCheck
-from .consolidate import name_key
+from .merging import name_key
 from .conversation import Conversation, Utterance
 from .embed import Embedder
 from .places import LOCATED_IN, SOURCE

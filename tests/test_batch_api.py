@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from gravity_engine.build import build_store
 from gravity_engine.cli import app
-from gravity_engine.llm.batch import ENDPOINT, BatchAPIRun, extraction_requests
+from gravity_engine.extract.batch import ENDPOINT, BatchAPIRun, extraction_requests
 from gravity_engine.llm.cache import ResponseCache
 from gravity_engine.scale import BuildOptions, build_corpus, load_corpus
 from gravity_engine.scale.run import BATCH_STATE_DIR

@@ -14,7 +14,8 @@ import pytest
 
 from gravity_engine.anchors import AnchorSet, Attribute, Entity, Event, KeyFact, Relation, Topic, TopicSession
 from gravity_engine.build import BuildCancelled, build_store, estimate_build
-from gravity_engine.consolidate import consolidate_entities, consolidate_events, consolidate_topics, unmerge
+from gravity_engine.consolidate import consolidate_entities, consolidate_events, consolidate_topics
+from gravity_engine.merging import unmerge
 from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.errors import StoreError
 from gravity_engine.extract.base import Batch, BatchAnchors, make_batches

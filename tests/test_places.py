@@ -8,7 +8,7 @@ import pytest
 from gravity_engine.anchors import AnchorSet, Attribute, Entity, Event
 from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.places import LOCATED_IN, add_locations, candidates, regions, resolve
-from gravity_engine.query.lines import LineTable
+from gravity_engine.lines import LineTable
 from gravity_engine.verify import verify_anchors
 
 

@@ -10,7 +10,7 @@ from gravity_engine.anchors import Attribute, Entity
 from gravity_engine.query import QueryConfig
 from gravity_engine.query.expand import expand
 from gravity_engine.query.inject import answer_messages, render_summaries
-from gravity_engine.query.lines import LineTable, entity_lines, event_line, event_when, latest_attributes, topic_lines
+from gravity_engine.lines import LineTable, entity_lines, event_line, event_when, latest_attributes, topic_lines
 from gravity_engine.query.pack import LineSelection, ScoredLine, pack_lines, render_lines, score_lines
 
 

@@ -174,7 +174,7 @@ def test_cli_ask_answers_with_and_without_gravity_from_one_endpoint(tmp_path, fa
     ("What do Melanie and Caroline both like?", []),
 ])
 def test_question_parts(question, parts):
-    from gravity_engine.query.text import question_parts
+    from gravity_engine.text import question_parts
 
     assert question_parts(question) == parts
 

@@ -10,7 +10,7 @@ from gravity_engine.query import GravityQuery, QueryConfig, get_variant
 from gravity_engine.query.config import VARIANTS
 from gravity_engine.query.index import AnchorIndex
 from gravity_engine.query.retrieve import select_module
-from gravity_engine.query.text import content_tokens
+from gravity_engine.text import content_tokens
 
 
 @pytest.fixture

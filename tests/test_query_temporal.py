@@ -145,6 +145,6 @@ def test_a_question_about_time_ranks_events_by_their_words_and_cited_utterances(
 
 
 def test_stems_meet_across_inflections():
-    from gravity_engine.query.text import content_tokens, stems
+    from gravity_engine.text import content_tokens, stems
 
     assert stems(content_tokens("When did Maria adopt a dog?")) == stems(content_tokens("Maria adopted dogs"))

@@ -72,7 +72,7 @@ def test_the_embedder_loads_once_when_threads_ask_while_it_loads(monkeypatch):
 
     monkeypatch.setattr(embed, "get_embedder", slow_get_embedder)
     got = []
-    threads = [threading.Thread(target=lambda: got.append(studio.embedder_for("some-model"))) for _ in range(3)]
+    threads = [threading.Thread(target=lambda: got.append(embed.embedder_for("some-model"))) for _ in range(3)]
     for t in threads:
         t.start()
     for t in threads:

@@ -13,7 +13,6 @@ from streamlit.testing.v1 import AppTest
 
 from app_services import auth, workspace
 from gravity_engine import studio
-from gravity_engine.curate.edits import writable_store_dir
 from studio_stores import make_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,7 +165,7 @@ def test_loopback_stays_one_person_without_sign_in(monkeypatch):
 def test_the_library_writes_a_sample_edit_into_the_resolved_workspace(tmp_path):
     sample = studio.sample_stores()[0]
     studio.set_workspace_resolver(lambda: tmp_path / "alice-ws")
-    target = writable_store_dir(sample)
+    target = studio.writable_store_dir(sample)
     assert target.parent == tmp_path / "alice-ws" and studio.is_store(target)
     assert studio.store_ref(target) == f"workspace/{target.name}"
     studio.set_workspace_resolver(None)

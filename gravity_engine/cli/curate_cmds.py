@@ -18,7 +18,7 @@ def _resolve_target(store, kind: str, anchor: str, module: Optional[str]):
     """The anchor's stable key: by id in any module, else by name in the given (or the kind's usual) module."""
     from ..anchors import MODULES
     from ..curate.edits import find_ref
-    from ..curate.keys import ref_of
+    from ..anchor_keys import ref_of
 
     if module is None:
         for m in MODULES:

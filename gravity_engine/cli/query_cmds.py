@@ -148,13 +148,16 @@ def measure(
     from ..measure import MeasureSettings
     from ..measure_hosts import measure_hosts
     from ..query.config import get_variant
+    from ..testing.host_llm_routes import scripted_host_server
 
     settings = MeasureSettings(budget=budget, k=k, anchor_share=anchor_share, additive=additive,
                                config=get_variant(variant).with_(host_k=k))
     if workers is not None:
+        from ..measure import load_plan
         from ..scale.run import prebuild_for_measure
 
-        prebuild_for_measure(dataset, path, runs, conversation, limit, workers, status=typer.echo)
+        _, plan = load_plan(dataset, path, conversation, limit)
+        prebuild_for_measure([conv for conv, _ in plan], runs, workers, status=typer.echo)
     bar = tqdm(total=0, unit="q", desc="measuring")
 
     def progress(done: int, total: int) -> None:
@@ -164,7 +167,8 @@ def measure(
 
     try:
         report = measure_hosts(dataset, path, host, runs, conversation, limit, settings, progress=progress,
-                               status=bar.write, scripted_llm=scripted_llm, host_config=host_config)
+                               status=bar.write, scripted_llm=scripted_host_server if scripted_llm else None,
+                               host_config=host_config)
     finally:
         bar.close()
     if dataset.lower() == "locomo":

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from ..anchors import MODULES
-from ..consolidate import name_key
+from ..embed import embedder_for
+from ..merging import name_key
 from ..store import AnchorStore
-from .keys import anchor_name, entity_keys, event_key
+from ..anchor_keys import anchor_name, entity_keys, event_key
 
 
 @dataclass
@@ -239,8 +240,6 @@ def compare_measures(a: AnchorStore, b: AnchorStore, dataset: str = "locomo", ho
         raise GravityError("the conversation has no benchmark questions to measure with (build it from LoCoMo)")
     questions = questions[:limit] if limit else questions
     if embedder is None:
-        from ..studio import embedder_for
-
         info = a.anchors.built_with
         embedder = embedder_for(info.embedding_model, info.embedding_dim)
     rows = {}
@@ -266,8 +265,6 @@ def compare_prompts(a: AnchorStore, b: AnchorStore, questions: list[str], embedd
     from ..query.pipeline import GravityQuery
 
     if embedder is None:
-        from ..studio import embedder_for
-
         info = a.anchors.built_with
         embedder = embedder_for(info.embedding_model, info.embedding_dim)
     ga, gb = GravityQuery(a, embedder, variant), GravityQuery(b, embedder, variant)

@@ -32,9 +32,10 @@ from typing import Any
 import numpy as np
 
 from ..anchors import Entity
-from ..consolidate import name_key
+from ..merging import name_key
 from ..datecheck import far_date_reason
-from ..extract.classic.entities import KIN, NOT_NAMES, TIME_WORDS, suffix_type
+from ..extract.classic.lexicon import KIN, NOT_NAMES, TIME_WORDS
+from ..extract.classic.names import suffix_type
 from ..gold import ENTITY_TYPES, TYPE_SYNONYMS, Gold, GoldIndex, GoldScore, normalize_type, predicate_readings, score_store
 from ..store import AnchorStore
 

@@ -24,15 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ..anchors import MODULES
 from ..errors import ConfigError, LLMError
 from ..fileio import atomic_write_json, atomic_write_text
-from .cache import ResponseCache, cache_key
-from .client import InvalidReply, LLMClient, parse_json_reply
-from .config import LLMConfig
-from .endpoints import JSON_MODES
-from .guard import check_model_request
+from ..llm.cache import ResponseCache, cache_key
+from ..llm.client import InvalidReply, LLMClient, parse_json_reply
+from ..llm.config import LLMConfig
+from ..llm.endpoints import JSON_MODES
+from ..llm.guard import check_model_request
+from ..prompts import PROMPTS
+from .base import make_batches
+from .llm import _MODULE_PROMPTS, batch_context
 
-log = logging.getLogger("gravity_engine.llm.batch")
+log = logging.getLogger("gravity_engine.extract.batch")
 
 ENDPOINT = "/v1/chat/completions"
 TERMINAL = ("completed", "failed", "expired", "cancelled")
@@ -80,11 +84,6 @@ def extraction_requests(conversations: Iterable[Any], config: LLMConfig, *, batc
 
     ``json_mode``: the structured-output mode of the request bodies (default: the config's, json_schema
     for auto); the cache key does not depend on it, as online."""
-    from ..anchors import MODULES
-    from ..extract.base import make_batches
-    from ..extract.llm import _MODULE_PROMPTS, batch_context
-    from ..prompts import PROMPTS
-
     configured = getattr(config, "json_mode", "auto")
     json_mode = json_mode or (JSON_MODES[0] if configured == "auto" else configured)
     selected = [m for m in MODULES if m in set(modules or MODULES)]
@@ -271,8 +270,6 @@ class BatchAPIRun:
 
     def _harvest(self, record: dict[str, Any], file_id: str, by_key: dict[str, BatchItem],
                  report: BatchRunReport) -> int:
-        from ..prompts import PROMPTS
-
         out = self.dir / record["requests"].replace("requests-", "output-")
         if not out.is_file():  # kept, so a run killed while caching re-reads it instead of downloading again
             content = self._call("download the output", self._client.files.content, file_id)

@@ -12,25 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
-
 from ..conversation import Conversation
 from ..embed import Embedder, get_embedder
+from ..memories import Memory  # what a host returns; the host API names it from here too
 
 if TYPE_CHECKING:  # annotations only: the hosts' protocols need not load the store
     import numpy as np
 
     from ..store import UtteranceVectors
-
-
-class Memory(BaseModel):
-    """One retrieved memory, mapped back to the utterances it holds."""
-
-    text: str
-    utterance_ids: list[str] = Field(default_factory=list)
-    score: float = 0.0
-    timestamp: str | None = None  # ISO time of the memory (its session) when known
-    session_id: str | None = None
 
 
 @runtime_checkable

@@ -26,7 +26,7 @@ class FullContextHost:
         self.truncated = 0
 
     def ingest(self, conversation: Conversation) -> None:
-        from ..query.inject import count_tokens
+        from ..llm.tokens import count_tokens  # lazy: the llm package brings the openai client
 
         count = self._count or count_tokens
         memories = conversation_memories(conversation, "utterance")

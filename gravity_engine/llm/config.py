@@ -14,12 +14,12 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from ..errors import ConfigError
+from ..paths import gravity_home
 from .endpoints import JSON_MODES
+from .env import NO_KEY, parse_setting
 
 DEFAULT_MODEL = "gpt-4o-mini"  # the paper's extraction backbone; cheap enough for whole conversations
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-# Local servers (Ollama, vLLM, llama.cpp) ignore the key, but the openai package insists on one.
-NO_KEY = "no-key-needed"
 
 
 class NoEndpointConfigured(ConfigError):
@@ -36,12 +36,6 @@ ENV_SETTINGS = {
     "GRAVITY_LLM_MAX_TOKENS": ("max_tokens", int), "GRAVITY_LLM_JSON_MODE": ("json_mode", str),
     "GRAVITY_LLM_STREAM": ("stream", "bool"), "GRAVITY_LLM_STALL_TIMEOUT": ("stall_timeout", float),
 }
-_BOOLS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
-
-
-def gravity_home() -> Path:
-    """The engine's own folder for caches and settings: ``$GRAVITY_HOME`` or ``~/.gravity``."""
-    return Path(os.environ.get("GRAVITY_HOME") or Path.home() / ".gravity").expanduser()
 
 
 def default_cache_dir() -> Path:
@@ -143,22 +137,6 @@ class LLMConfig(BaseModel):
                 "timeout": self.timeout, "max_retries": self.max_retries, "concurrency": self.concurrency,
                 "concurrency_auto": self.concurrency_is_auto, "json_mode": self.json_mode, "stream": self.stream,
                 "local_model": str(self.local_model) if self.local_model else None, "api_key_set": self.has_key()}
-
-
-def parse_setting(name: str, raw: str, kind, sep: str = "=") -> object:
-    """One setting's text as its type; ``ConfigError`` names the setting and says what was expected."""
-    text = str(raw).strip()
-    if kind == "bool":
-        if text.lower() not in _BOOLS:
-            raise ConfigError(f"{name}{sep}{text!r} is not a yes/no value (use 1/0, true/false, yes/no or on/off)")
-        return _BOOLS[text.lower()]
-    if kind is str:
-        return text
-    try:
-        return kind(text)
-    except ValueError:
-        what = "a number" if kind is float else "a whole number"
-        raise ConfigError(f"{name}{sep}{text!r} is not {what}") from None
 
 
 def env_settings(env) -> dict:

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
-from .config import NO_KEY, gravity_home
+from ..paths import gravity_home
+from .env import NO_KEY, parse_setting
 from .models import ModelInfo, describe_file
 
 # On a CPU, reading a long prompt takes a while before the first token: the no-progress timeout must allow it.
@@ -72,8 +73,6 @@ def machine_threads() -> int:
     2 threads 1.3 tokens/s. On an idle machine every core is used."""
     raw = os.environ.get("GRAVITY_LLM_THREADS", "").strip()
     if raw:
-        from .config import parse_setting
-
         return max(1, int(parse_setting("GRAVITY_LLM_THREADS", raw, int)))
     try:
         cores = len(os.sched_getaffinity(0))

@@ -20,7 +20,7 @@ import numpy as np
 
 from .config import QueryConfig
 from .pack import LineSelection
-from .text import truncate_words
+from ..text import truncate_words
 
 _MAX_WORDS = 24
 

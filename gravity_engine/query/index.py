@@ -16,7 +16,7 @@ import numpy as np
 
 from ..anchors import MODULES, AnchorSet
 from ..store import AnchorStore
-from .text import STOPWORDS, content_tokens, tokens
+from ..text import STOPWORDS, content_tokens, tokens
 
 _CACHE_ATTR = "_gravity_anchor_index"
 
@@ -79,18 +79,11 @@ class AnchorIndex:
     event_end: np.ndarray
     signature: tuple = ()
 
-    @staticmethod
-    def signature_of(anchors: AnchorSet) -> tuple:
-        # Cheap enough for every query: a replaced list, a changed length or changed ends rebuild the index.
-        # (Anchors edited in place without any of these are not seen; edits make new stores, as unmerge does.)
-        return tuple((m, id(items), len(items), items[0].id if items else "", items[-1].id if items else "")
-                     for m in MODULES for items in (anchors.module(m),))
-
     @classmethod
     def for_store(cls, store: AnchorStore) -> AnchorIndex:
         """The store's index, built on first use and kept on the store object (rebuilt if the anchors changed)."""
         cached = getattr(store, _CACHE_ATTR, None)
-        sig = cls.signature_of(store.anchors)
+        sig = store.anchors.signature()
         if cached is not None and cached.signature == sig:
             return cached
         index = cls.build(store.anchors)
@@ -144,7 +137,7 @@ class AnchorIndex:
             topic_keywords=Postings.build(len(anchors.topics), topic_tokens),
             event_start=start,
             event_end=end,
-            signature=cls.signature_of(anchors),
+            signature=anchors.signature(),
         )
 
 

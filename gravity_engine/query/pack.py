@@ -20,7 +20,7 @@ import numpy as np
 from ..anchors import MODULES
 from .config import QueryConfig
 from .inject import BLOCK_ORDER, BLOCK_TITLES, InjectedContext, count_tokens
-from .lines import AnchorLine, anchor_head, event_line
+from ..lines import AnchorLine, anchor_head, event_line
 
 PINNED = 10.0  # score added to temporal-slot events: they are kept before anything else
 

@@ -17,7 +17,7 @@ from datetime import date
 import numpy as np
 
 from ..anchors import MODULES, Anchor
-from ..embed import DEFAULT_MODEL, Embedder
+from ..embed import DEFAULT_MODEL, Embedder, embedder_for
 from ..errors import ConfigError, GravityError, StoreError
 from ..hosts.base import Host, Memory
 from ..store import AnchorStore
@@ -31,7 +31,7 @@ from .session import Budget, HostSession, QuestionRun, memory_key, run_question
 from .retrieve import STATUS_NAMES, TEMPORAL_SLOT, ModuleSelection, select_module
 from .summaries import pick_summaries, store_summaries, summaries_kind, write_model_summaries
 from .names import FullNames
-from .text import content_tokens, question_parts, stems
+from ..text import content_tokens, question_parts, stems
 from .trace import (AnswerTrace, BlockTrace, CandidateTrace, ExpansionTrace, HostSearchTrace, LineTrace, MemoryTrace,
                     MergedMemory, ModuleTrace, PromptTrace, QueryTrace)
 
@@ -41,14 +41,7 @@ def resolve_embedder(store: AnchorStore, embedder: Embedder | None = None) -> Em
     dims = {m.shape[1] for m in store.embeddings.values() if m.ndim == 2 and m.shape[0]}
     if embedder is None:
         name = store.anchors.built_with.embedding_model or DEFAULT_MODEL
-        if name == "fake-embedder":  # stores written by tests
-            from ..testing import FakeEmbedder
-
-            embedder = FakeEmbedder(dim=dims.pop() if dims else 64)
-        else:
-            from ..embed import get_embedder
-
-            embedder = get_embedder(name)
+        embedder = embedder_for(name, next(iter(dims)) if dims else store.anchors.built_with.embedding_dim)
     if dims and embedder.dim not in dims:
         raise ConfigError(f"{store.path or 'store'}: anchors were embedded with {sorted(dims)} dimensions "
                           f"({store.anchors.built_with.embedding_model or 'unknown model'}), but the query embedder "

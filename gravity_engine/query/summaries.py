@@ -30,7 +30,8 @@ from ..errors import LLMError
 from ..extract.base import DEFAULT_BATCH_SIZE, Batch, make_batches
 from ..fileio import atomic_write_json
 from ..store import AnchorStore
-from .text import human_date, truncate_words
+from ..timeparse import human_date
+from ..text import truncate_words
 
 SUMMARIES_FILE = "summaries.json"
 EXTRACTIVE = "extractive"

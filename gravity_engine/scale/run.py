@@ -149,7 +149,7 @@ def build_corpus(conversations: Iterable[Conversation], out_root: str | Path, op
 
 
 def _batch_pass(jobs, out: Path, options: BuildOptions, poll_s: float, say: Status) -> dict[str, Any]:
-    from ..llm.batch import BatchAPIRun, extraction_requests
+    from ..extract.batch import BatchAPIRun, extraction_requests
 
     if options.backend != "llm" or options.llm_config is None:
         raise ConfigError("--batch-api sends llm extraction requests: use it with --backend llm")
@@ -179,13 +179,11 @@ def write_summary(summary: RunSummary, out_root: str | Path) -> Path:
     return path
 
 
-def prebuild_for_measure(dataset: str, path: str | Path, runs: str | Path, conversation: str | None,
-                         limit: int | None, workers: int, status: Status | None = None) -> RunSummary:
-    """``measure --workers N``: the classic stores its questions need, built in parallel before it starts."""
-    from ..measure import load_plan
-
-    _, plan = load_plan(dataset, path, conversation, limit)
-    return _announce(build_missing([conv for conv, _ in plan], runs, workers), status)
+def prebuild_for_measure(conversations: list[Any], runs: str | Path, workers: int,
+                         status: Status | None = None) -> RunSummary:
+    """``measure --workers N``: the classic stores of the conversations it measures, built in parallel before it
+    starts (measuring itself never builds)."""
+    return _announce(build_missing(conversations, runs, workers), status)
 
 
 def prebuild_for_evaluation(plan: Any, workers: int, status: Status | None = None) -> RunSummary:

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from ..embed import normalize
+from ..embed import normalize, register_embedder
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -38,3 +38,8 @@ class FakeEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return normalize(np.stack([self._vector(t) for t in texts]))
+
+
+# Stores written by tests record the model name "fake-embedder": whatever loads one (a query, a replay of its edits,
+# the app started by a browser test through ``testing.serve_app``) gets this fake back from ``embed.embedder_for``.
+register_embedder("fake-embedder", lambda name, dim: FakeEmbedder(dim=dim or 64, name=name))

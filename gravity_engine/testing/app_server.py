@@ -48,7 +48,8 @@ def server_env(home: Path) -> dict[str, str]:
 
 
 class AppServer:
-    """``streamlit run app.py`` on 127.0.0.1; ``start()`` returns once the server answers its health check."""
+    """``streamlit run app.py`` on 127.0.0.1 (through ``serve_app``, so test stores' fake embedder is known);
+    ``start()`` returns once the server answers its health check."""
 
     def __init__(self, home: str | Path, *, log: str | Path | None = None, start_timeout: float = 120,
                  env: dict[str, str] | None = None, args: tuple[str, ...] = ()):
@@ -69,7 +70,7 @@ class AppServer:
         t0 = time.perf_counter()
         with open(self.log_path, "w") as log:  # the child keeps its own copy of the descriptor
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                [sys.executable, "-m", "gravity_engine.testing.serve_app", "run", "app.py", "--server.headless", "true",
                  "--server.address", "127.0.0.1", "--server.port", str(self.port), *self.extra_args],
                 cwd=ROOT, env=server_env(self.home) | self.extra_env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True)

@@ -17,6 +17,8 @@ import re
 from collections import Counter
 from typing import Any, Callable
 
+from .openai_server import ScriptedOpenAIServer
+
 _STOP = set("""a an the and or but if so of to in on at for with from by about as is are was were be been i you he she
 it we they me him her us them my your his its our their this that these those do did does have has had not no yes
 just really very too also can could would should will what which who how when where why there here than then hey
@@ -194,3 +196,8 @@ def calls_by_route(requests: list[dict[str, Any]]) -> Counter:
         name, _ = _schema(body)
         counts[name or ("mem0" if "Memory Extractor" in _prompt(body) else "other")] += 1
     return counts
+
+
+def scripted_host_server():
+    """The scripted server with these routes (``measure --scripted-llm``): a context manager with ``base_url``."""
+    return ScriptedOpenAIServer(router=host_router)

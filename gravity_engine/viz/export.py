@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 import networkx as nx
 
-from ..curate.edits import EDITS_FILE, VECTORS_FILE
+from ..edits import EDITS_FILE, VECTORS_FILE
 from ..errors import InputError, StoreError
 from ..fileio import read_file_group
 from ..store import ANCHORS_FILE, CONVERSATION_FILE, EMBEDDINGS_FILE, REPORT_FILE, AnchorStore

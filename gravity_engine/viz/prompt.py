@@ -13,7 +13,7 @@ from typing import Any
 
 from ..measure import context_covers
 from ..prompts.base import escape_text
-from ..query.text import content_tokens, normalize_token
+from ..text import content_tokens, normalize_token
 from ..query.names import TITLE as NAMES_TITLE
 
 MODULE_NAMES = {"entities": "entity", "events": "event", "topics": "topic"}

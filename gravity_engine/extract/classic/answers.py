@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .names import suffix_type
+
 _YES = {"yes", "yeah", "yep", "yup", "aye", "sure", "definitely", "absolutely", "indeed", "correct", "exactly",
         "still", "right"}
 _FRAGMENT_OPENERS = {"oh", "um", "uh", "well", "so", "hmm", "ah", "haha", "actually", "probably", "currently"}
@@ -105,8 +107,6 @@ def _only_question(doc) -> tuple[object | None, bool]:
 def _names_a_place(reply) -> bool:
     """The reply names a place or an organisation (by NER or by the name's head word: "Fernhollow Insurance")
     and no person ("Luna and Oliver." answers "What are their names?", not "And where do they live?")."""
-    from .entities import suffix_type  # entities reads these statements: imported at use, not at load
-
     labels = {e.label_ for e in reply.ents}
     if "PERSON" in labels:
         return False

@@ -22,78 +22,23 @@ from __future__ import annotations
 import re
 
 from ...anchors import Attribute, Entity, Relation
-from ...query.text import STOPWORDS
+from ...text import STOPWORDS
 from ..base import Batch
 from ...timeparse import find_time_expressions, parse_datetime
 from .answers import Answered, parsed_statements
 from .facts import FACT_KEY, _hedged, facts_of_doc
 from .grammar import FUTURE_AUX, is_first_person, span_text, speaker_pronouns, subject_of, tense_reader
+from .lexicon import FAMILY, NOT_NAMES, PERSON_NOUNS, PETS, TIME_WORDS
+from .names import _SAINT_HOUSE, _full_name, _looks_like_name, canonical_name, clean_name, suffix_type
 from .patterns import relation_matches
 
 NER_TYPES = {
     "PERSON": "person", "ORG": "organization", "GPE": "place", "LOC": "place", "FAC": "place",
     "PRODUCT": "product", "WORK_OF_ART": "artifact", "EVENT": "other", "NORP": "other",
 }
-KIN = {
-    "mom", "mum", "mam", "mother", "dad", "father", "parent", "sister", "brother", "sibling", "husband", "wife",
-    "partner", "boyfriend", "girlfriend", "fiance", "fiancee", "fiancé", "son", "daughter", "kid", "child", "baby",
-    "grandma", "grandmother", "grandpa", "grandfather", "grandparent", "aunt", "uncle", "cousin", "niece",
-    "nephew", "friend", "roommate", "boss", "coworker", "colleague", "mentor", "neighbor", "neighbour",
-}
-FAMILY = KIN - {"friend", "roommate", "boss", "coworker", "colleague", "mentor", "neighbor", "neighbour"}
-PETS = {"dog", "cat", "puppy", "pup", "kitten", "kitty", "pet", "bird", "parrot", "hamster", "rabbit", "bunny",
-        "horse", "fish", "turtle", "snake", "lizard", "pony", "guinea",
-        # breeds: "my spaniel Bramble", "a beagle called Rufus"
-        "beagle", "spaniel", "labrador", "retriever", "terrier", "poodle", "husky", "dachshund", "pug", "corgi",
-        "greyhound", "whippet", "lurcher", "schnauzer", "chihuahua", "boxer", "pointer", "setter", "sheepdog",
-        "doodle", "labradoodle", "cockapoo", "tabby", "siamese", "persian", "ragdoll", "moggy"}
-# Nouns for a person by what they do or are ("a designer called Wojtek", "the trainer, Mathilde"): the name is
-# a person; no relation is drawn from them (a service role says little about whose it is).
-PERSON_NOUNS = {
-    "guy", "girl", "boy", "man", "woman", "lady", "bloke", "lad", "chap", "person", "designer", "trainer",
-    "engineer", "developer", "programmer", "nurse", "chef", "cook", "baker", "driver", "accountant", "lawyer",
-    "solicitor", "rep", "receptionist", "vet", "dentist", "instructor", "barista", "landlord", "landlady",
-    "plumber", "electrician", "builder", "artist", "painter", "writer", "author", "scientist", "professor",
-    "consultant", "analyst", "recruiter", "agent", "cleaner", "nanny", "babysitter", "midwife", "pharmacist",
-    "surgeon", "gp", "optician", "mechanic", "architect", "photographer", "journalist", "editor", "founder",
-    "director", "ceo", "owner", "waiter", "waitress", "bartender", "librarian", "priest", "vicar", "rabbi",
-    "imam", "officer", "detective", "volunteer", "musician", "singer", "guitarist", "drummer", "player",
-    "runner", "climber", "swimmer", "rower", "hairdresser", "barber", "stylist", "carer", "caregiver"}
-# Capitalised words of chat that are not names.
-NOT_NAMES = {
-    "hey", "hi", "hello", "wow", "thanks", "thank", "omg", "lol", "haha", "yeah", "yes", "no", "oh", "ok", "okay",
-    "congrats", "congratulations", "awesome", "great", "cool", "nice", "sure", "bye", "mom", "dad", "god", "gosh",
-    "ah", "aww", "aw", "hmm", "um", "btw", "tbh", "i", "im", "me", "you", "we", "they", "good", "love", "xoxo",
-    "dear", "sweet", "amazing", "yay", "hooray", "woah", "whoa", "ugh", "yep", "nope", "cheers", "take", "sounds",
-    "glad", "wanna", "gonna", "nah", "agreed", "bye", "welcome", "sorry", "please", "ya", "yup", "anyway", "fyi",
-    "woohoo", "woo", "yikes", "ooh", "ahh", "phew", "tons", "lots", "kudos", "bravo", "whew", "geez", "damn",
-    # titles: "Dr." before a name is part of how the person is called, never an entity of its own
-    "dr", "mr", "mrs", "ms", "mx", "prof", "sir", "madam", "professor", "doctor",
-    # generic acronyms and words that name a kind of thing, not one thing
-    "ml", "ai", "nlp", "llm", "llms", "qa", "ui", "ux", "api", "ceo", "cto", "cfo", "coo", "pm", "phd", "mri", "er",
-    "icu", "gpu", "cpu", "auc", "tv", "pc", "faq", "diy", "asap", "lgbtq", "lgbt", "lgbtq+", "rsvp", "ok.", "usd",
-    "ha", "hah", "hehe", "haha", "lmao", "rofl", "xd", "classic", "fingers", "bless", "jeez", "gee", "heck",
-    "beginner", "noted", "flatterer", "gp", "vat", "hr", "pr", "dm", "dms", "eta", "bbq", "diy", "deal", "done", "true", "exactly", "totally", "same", "wait", "congrats!",
-}
-# Words a sentence starts with that the tagger glues to the name after them ("First Berlin").
-LEAD_WORDS = {"first", "then", "next", "finally", "also", "maybe", "just", "so", "and", "but", "oh", "well", "after",
-              "before", "since", "even", "only", "poor", "little", "dear", "sweet", "both", "every", "each", "like",
-              "ha", "yes", "no", "hey", "hi", "thanks", "love", "miss", "say", "give", "tell", "meanwhile",
-              "leave", "ask", "let", "call", "text", "send", "remind", "wish", "hope", "happy", "sadly", "luckily",
-              "apparently", "honestly", "anyway", "okay", "ok", "sorry", "sure", "when", "while", "if", "because",
-              "once", "senior", "junior", "deputy", "assistant", "chief", "principal", "did", "does", "has",
-              "can", "could", "should", "would", "shall", "might", "must", "congrats", "dear", "via"}
 # "I want to tell you ..." is conversation, not a wish worth a profile field.
 _TALK_VERBS = {"tell", "say", "ask", "share", "thank", "know", "hear", "talk", "let", "check", "chat", "catch",
                "mention", "remind", "show", "congratulate", "hug", "see", "send", "update", "give", "hang"}
-TIME_WORDS = {
-    "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday", "tuesday", "wednesday",
-    "thursday", "friday", "saturday", "sunday", "last", "next", "today", "tonight", "yesterday", "tomorrow",
-    "weekend", "christmas", "easter", "thanksgiving", "halloween", "summer", "winter", "spring", "fall", "autumn",
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-    "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "morning",
-    "evening", "night", "afternoon", "noon", "midnight", "new year", "eve",
-}
 _LIKE = {"love": "likes", "like": "likes", "enjoy": "likes", "adore": "likes", "hate": "dislikes",
          "dislike": "dislikes", "detest": "dislikes"}
 _WISH = {"plan": "plans", "intend": "plans", "aim": "plans", "decide": "plans", "want": "wants", "hope": "wants",
@@ -106,20 +51,6 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'.&-]*")
 
 def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "x"
-
-
-def clean_name(text: str) -> str:
-    text = re.sub(r"^(the|a|an|my|our|your)\s+", "", text.strip(), flags=re.I)
-    text = re.sub(r"('s|’s|')$", "", text)
-    text = text.strip(" .,!?;:\"'()[]-")
-    # "Bye Caroline", "Thanks Mel": a greeting glued to a name by the tagger.
-    words = text.split()
-    while len(words) > 1 and (words[0].lower().strip(",!.") in NOT_NAMES or words[0].lower() in LEAD_WORDS):
-        words.pop(0)
-    # "Ironwood Fitness on", "Copper Kettle café": lowercase words trailing a name are not part of it
-    while len(words) > 1 and words[-1][:1].islower() and words[0][:1].isupper():
-        words.pop()
-    return " ".join(words)
 
 
 _NAME_JOINERS = {"of", "de", "da", "do", "dos", "das", "la", "le", "van", "von", "der", "den", "du", "del", "y", "&",
@@ -145,9 +76,6 @@ def split_run_on(text: str) -> list[str]:
     return names if len(names) > 1 else [text]
 
 
-_SAINT_HOUSE = re.compile(r"(?i)(?:st|saint)\.? [a-z]+['’]s")
-
-
 def _part_type(span: str, name: str, j: int, ner_type: str) -> str:
     """The type of the ``j``-th name of a run-on span (``split_run_on``): the first has NER's; "the Rothay
     Hotel in Grasmere": what follows "in", "near", "at" or "on" is a place; "Moorish Castle and Pena Palace":
@@ -159,19 +87,6 @@ def _part_type(span: str, name: str, j: int, ner_type: str) -> str:
     if word in ("in", "near", "at", "on"):
         return "place"
     return ner_type if word in ("and", "or") or word.endswith(",") else "other"
-
-
-def _looks_like_name(name: str) -> bool:
-    if len(name) < 2 or len(name) > 60 or not name[:1].isupper() and not name[:1].isdigit():
-        return False
-    if any(c in name for c in ",;:!?\"()[]") or name.endswith("-"):
-        return False
-    words = name.lower().split()
-    if all(w in NOT_NAMES or w in TIME_WORDS for w in words):
-        return False
-    if re.fullmatch(r"[\d\s.,/:%$-]+(st|nd|rd|th|s|k|am|pm)?", name.lower()):
-        return False  # numbers, dates, times
-    return not (words[0] in TIME_WORDS or words[-1] in TIME_WORDS)
 
 
 def _phrase(token, max_tokens: int = 8, drop_to: bool = True) -> str:
@@ -281,18 +196,6 @@ class ProfileBook:
         return self._by_key.get(self.canonical(name)[0].lower())
 
 
-def canonical_name(name: str, speakers: list[str]) -> tuple[str, str | None]:
-    """(canonical name, alias or None): "Mel" becomes Melanie when Melanie is a speaker."""
-    low = name.lower()
-    for speaker in speakers:
-        first = speaker.split()[0].lower()
-        if low == speaker.lower():
-            return speaker, None
-        if low == first or (len(low) >= 3 and first.startswith(low)):
-            return speaker, name
-    return name, None
-
-
 def _shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
@@ -340,54 +243,6 @@ PRODUCT_NOUNS = {"model", "app", "tool", "library", "platform", "system", "chatb
                  "website", "site", "service", "framework", "device", "software", "assistant", "plugin", "package"}
 PROJECT_NOUNS = {"project", "initiative", "prototype", "thesis", "campaign", "program", "programme", "pipeline",
                  "dataset", "benchmark", "module", "robot", "rover", "drone", "dashboard", "startup idea"}
-_ORG_HEADS = {"clinic", "hospital", "institute", "university", "college", "school", "health", "group", "inc",
-              "ltd", "llc", "labs", "lab", "analytics", "polytechnic", "academy", "foundation", "bank", "corp",
-              "company", "co", "agency", "association", "society", "council", "department", "ministry", "club",
-              "center", "centre", "studio", "studios", "church", "gmbh", "partners", "systems", "technologies",
-              "striders", "league", "team", "museum", "library", "gallery", "shelter", "charity", "gym", "fitness",
-              "pharmacy", "nursery", "vets", "cafe", "café", "bakery", "restaurant", "hotel", "school",
-              # trades a business is named after: "... Architects", "... Removals", "... Dairy", "... Games"
-              "architects", "solicitors", "accountants", "removals", "roasters", "dairy", "mill", "mills", "brewery",
-              "foods", "flour", "motors", "builders", "electrics", "games", "digital", "media", "robotics",
-              "software", "consulting", "logistics", "energy", "insurance", "mutual", "press", "publishing",
-              "records", "pharma", "dental", "optics", "airlines", "airways", "practice", "surgery", "primary",
-              "garage", "salon", "barbers", "kitchen", "bar", "pub", "inn", "works", "supplies", "trust", "fund",
-              "capital", "ventures", "holdings", "solutions", "services", "consultancy", "hospital", "university"}
-_PLACE_HEADS = {"street", "st", "avenue", "ave", "road", "park", "lake", "mountain", "mountains", "hill", "hills",
-                "gate", "beach", "river", "trail", "bay", "island", "islands", "valley", "market", "square",
-                "bridge", "coast", "city", "county", "village", "town", "falls", "canyon", "forest", "peak", "castle",
-                "palace", "tower", "cathedral", "abbey", "harbour", "harbor", "pier", "quay", "lane", "close", "gardens"}
-_PLACE_LEADS = {"mount", "mt", "lake", "cape", "port", "fort", "san", "santa", "saint", "new"}
-_EVENT_HEADS = {"challenge", "final", "finals", "qualifier", "open", "show", "marathon", "festival", "conference", "workshop", "summit", "race", "cup", "championship", "fair",
-                "expo", "concert", "parade", "gala", "tournament", "olympics", "week", "symposium", "congress",
-                "regatta", "derby", "rally", "fest", "carnival", "triathlon", "convention", "hackathon", "meetup"}
-
-
-# Software people name in chat that NER takes for people ("I've worked with Python and C++"); no first names
-# ("Ruby", "Julia") among them
-TOOL_NAMES = {"python", "java", "javascript", "typescript", "kotlin", "golang", "c++", "c#", "matlab", "excel",
-              "figma", "photoshop", "illustrator", "blender", "django", "flask", "react", "docker", "kubernetes",
-              "linux", "tableau", "jira", "powerpoint", "wordpress", "unity", "godot", "arduino", "raspberry pi"}
-
-
-def suffix_type(name: str) -> str | None:
-    """A type from the name's own head word: "Cedar Valley Clinic" -> organization, "Mount Rainier" -> place,
-    and the few tools NER takes for people ("Python")."""
-    words = name.lower().replace(".", "").split()
-    if name.lower() in TOOL_NAMES:
-        return "product"
-    if len(words) < 2:
-        return None
-    if re.fullmatch(r"[a-z]{0,3}\d+[a-z]{0,3}", words[-1]) and not words[-1].isdigit() or (
-            words[-1].isdigit() and len(words[-1]) >= 3 and name[:1].isupper()):
-        return "product"  # "Lumio X2", "SeaSense D1", "GrassHopper 300"
-    if words[-1] in _EVENT_HEADS or words[0] in ("workshop", "conference"):
-        return "event"
-    if words[-1] in _ORG_HEADS:
-        return "organization"
-    if words[-1] in _PLACE_HEADS or words[0] in _PLACE_LEADS:
-        return "place"
-    return None
 
 
 def _is_name(tok) -> bool:
@@ -425,36 +280,6 @@ def _name_of(token):
             nxt.text[:1].isupper():
         return nxt
     return None
-
-
-def _full_name(token) -> str:
-    """A name token with its compound parts ("Mary Ann", "the Harbor Striders", "University of Porto"),
-    never a following prepositional phrase ("Harbourside Pharmacy in Cardiff Bay" is two names)."""
-    doc = token.doc
-    lo = hi = token.i
-
-    def part(t) -> bool:
-        return (t.pos_ == "PROPN" or (t.text[:1].isupper() and t.pos_ in ("NOUN", "ADJ", "NUM"))) and \
-            t.sent.start == token.sent.start and not t.is_punct
-
-    while lo - 1 >= token.sent.start and part(doc[lo - 1]) and lo - 1 <= doc[lo - 1].head.i <= token.i:
-        lo -= 1
-    while hi + 1 < token.sent.end and part(doc[hi + 1]) and (doc[hi + 1].head.i == token.i or doc[hi].head.i == hi + 1
-                                                             or doc[hi + 1].dep_ in ("compound", "flat")):
-        hi += 1
-    # "St Mary's Hospital": the saint's name and its possessive belong to the name
-    if lo - 3 >= token.sent.start and doc[lo - 1].lower_ in ("'s", "’s") and \
-            _SAINT_HOUSE.fullmatch(span_text(list(doc[lo - 3:lo]))):
-        lo -= 3
-    while hi + 2 < token.sent.end and doc[hi + 1].text == "&" and part(doc[hi + 2]):
-        hi += 2  # "Pellow & Garth": one firm
-    # "University of Calderbrook", "Bank of America": "of" + a capitalised name inside an organisation
-    if hi + 2 < token.sent.end and doc[hi + 1].lower_ == "of" and part(doc[hi + 2]) and \
-            doc[lo].lower_ in _ORG_HEADS | {"university", "bank", "tower", "museum", "institute", "school", "city"}:
-        hi += 2
-        while hi + 1 < token.sent.end and part(doc[hi + 1]):
-            hi += 1
-    return clean_name(span_text(list(doc[lo:hi + 1])))
 
 
 def _quote(doc, a, b) -> str:

@@ -21,9 +21,10 @@ from ...conversation import Utterance
 from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
 from ..base import Batch
 from .answers import parsed_statements
-from .entities import NOT_NAMES, _looks_like_name, canonical_name, clean_name
-from .grammar import (FUTURE_AUX, clause_tokens, is_first_person, speaker_pronouns, subject_of, tense_reader,
-                      third_person, verb_tense)
+from .lexicon import NOT_NAMES
+from .names import _looks_like_name, canonical_name, clean_name
+from .grammar import (FUTURE_AUX, _implicit_first_person, _implicit_prefix, clause_tokens, is_first_person,
+                      speaker_pronouns, subject_of, tense_reader, third_person, verb_tense)
 
 EVENTIVE = {
     "go", "visit", "start", "begin", "finish", "complete", "adopt", "get", "buy", "run", "sign", "join", "attend",
@@ -102,20 +103,6 @@ def _opening(text: str) -> str:
     said = sentences[0] if len(sentences[0].split()) > 2 or len(sentences) == 1 else " ".join(sentences[:2])
     words = said.split()
     return said if len(words) <= MAX_REPLY_WORDS else " ".join(words[:MAX_REPLY_WORDS]) + " ..."
-
-
-def _implicit_first_person(verb) -> bool:
-    """Chat drops the "I": "Researching adoption agencies ...", "Been running longer ..."."""
-    if verb.dep_ != "ROOT" or verb.tag_ not in ("VBG", "VBD", "VBN"):
-        return False
-    lead = [t for t in verb.sent if not t.is_punct and t.dep_ != "intj"][:2]
-    return bool(lead) and (lead[0].i == verb.i or (lead[0].lower_ == "been" and len(lead) > 1 and lead[1].i == verb.i))
-
-
-def _implicit_prefix(speaker: str, first) -> str:
-    if first.lower_ == "been":
-        return f"{speaker} has "
-    return f"{speaker} is " if first.tag_ == "VBG" else f"{speaker} "
 
 
 def _event_tokens(verb, subj) -> list:

@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass
 
 from ...timeparse import TimeSpan, spell_span
-from .grammar import clause_tokens, subject_of, third_person
+from .grammar import _implicit_first_person, _implicit_prefix, clause_tokens, subject_of, third_person
+from .names import _full_name
 
 FACT_KEY = "fact"
 MAX_FACT_WORDS = 16
@@ -117,12 +118,6 @@ def fact_subject(verb, people: set[str] | frozenset[str] = frozenset()):
             subj.i > subj.sent.start or subj.ent_type_ == "PERSON") or subj.text in people):
         return subj, "name"
     return None, ""
-
-
-def _implicit(verb) -> bool:
-    from .events import _implicit_first_person
-
-    return _implicit_first_person(verb)
 
 
 def _hedged(verb) -> bool:
@@ -234,7 +229,7 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
             continue
         subj, kind = fact_subject(verb, people)
         if subj is None:
-            if not _implicit(verb):
+            if not _implicit_first_person(verb):
                 continue
             kind = "implicit"
         lemma = verb.lemma_.lower()
@@ -276,8 +271,6 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
                 continue
         text = third_person(tokens, speaker, other, pronoun)
         if kind == "implicit":
-            from .events import _implicit_prefix
-
             text = _implicit_prefix(speaker, tokens[0]) + text[:1].lower() + text[1:]
         text = _CONTRACTION.sub(lambda m: " " + _EXPAND[m.group(1).lower()], text)
         text = text[:1].upper() + text[1:]
@@ -287,8 +280,6 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
         seen.add(key)
         about = ""
         if kind == "name":
-            from .entities import _full_name
-
             about = _full_name(subj)
             if about.lower() in (speaker.lower(), (other or "").lower()) or not about:
                 continue  # what the listener did is asked or praised; the speaker is "I"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .lexicon import KIN, PERSON_NOUNS
+
 FIRST_PERSON = {"i", "we"}
 FUTURE_AUX = {"will", "'ll", "shall", "gonna"}  # auxiliaries of a clause said ahead
 _SUBJECT_DEPS = {"nsubj", "nsubjpass", "expl"}
@@ -54,8 +56,6 @@ _NOT_THINGS = {"PERSON", "DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MON
 
 @lru_cache(maxsize=1)
 def _people_nouns() -> frozenset[str]:
-    from .entities import KIN, PERSON_NOUNS  # entities reads this module
-
     return frozenset(KIN | PERSON_NOUNS)
 
 
@@ -297,3 +297,17 @@ def tense_reader(doc):
             hops += 1
         return None
     return tense_at
+
+
+def _implicit_first_person(verb) -> bool:
+    """Chat drops the "I": "Researching adoption agencies ...", "Been running longer ..."."""
+    if verb.dep_ != "ROOT" or verb.tag_ not in ("VBG", "VBD", "VBN"):
+        return False
+    lead = [t for t in verb.sent if not t.is_punct and t.dep_ != "intj"][:2]
+    return bool(lead) and (lead[0].i == verb.i or (lead[0].lower_ == "been" and len(lead) > 1 and lead[1].i == verb.i))
+
+
+def _implicit_prefix(speaker: str, first) -> str:
+    if first.lower_ == "been":
+        return f"{speaker} has "
+    return f"{speaker} is " if first.tag_ == "VBG" else f"{speaker} "

@@ -1,0 +1,101 @@
+"""Names as written in chat: cleaning a tagged span into a name ("Bye Caroline" -> "Caroline"), whether it looks
+like one, its canonical form among the speakers, a type from its own head word, and a name token's full extent."""
+
+from __future__ import annotations
+
+import re
+
+from .grammar import span_text
+from .lexicon import (_EVENT_HEADS, _ORG_HEADS, _PLACE_HEADS, _PLACE_LEADS, LEAD_WORDS, NOT_NAMES, TIME_WORDS,
+                      TOOL_NAMES)
+
+def clean_name(text: str) -> str:
+    text = re.sub(r"^(the|a|an|my|our|your)\s+", "", text.strip(), flags=re.I)
+    text = re.sub(r"('s|’s|')$", "", text)
+    text = text.strip(" .,!?;:\"'()[]-")
+    # "Bye Caroline", "Thanks Mel": a greeting glued to a name by the tagger.
+    words = text.split()
+    while len(words) > 1 and (words[0].lower().strip(",!.") in NOT_NAMES or words[0].lower() in LEAD_WORDS):
+        words.pop(0)
+    # "Ironwood Fitness on", "Copper Kettle café": lowercase words trailing a name are not part of it
+    while len(words) > 1 and words[-1][:1].islower() and words[0][:1].isupper():
+        words.pop()
+    return " ".join(words)
+
+
+_SAINT_HOUSE = re.compile(r"(?i)(?:st|saint)\.? [a-z]+['’]s")
+
+
+def _looks_like_name(name: str) -> bool:
+    if len(name) < 2 or len(name) > 60 or not name[:1].isupper() and not name[:1].isdigit():
+        return False
+    if any(c in name for c in ",;:!?\"()[]") or name.endswith("-"):
+        return False
+    words = name.lower().split()
+    if all(w in NOT_NAMES or w in TIME_WORDS for w in words):
+        return False
+    if re.fullmatch(r"[\d\s.,/:%$-]+(st|nd|rd|th|s|k|am|pm)?", name.lower()):
+        return False  # numbers, dates, times
+    return not (words[0] in TIME_WORDS or words[-1] in TIME_WORDS)
+
+
+def canonical_name(name: str, speakers: list[str]) -> tuple[str, str | None]:
+    """(canonical name, alias or None): "Mel" becomes Melanie when Melanie is a speaker."""
+    low = name.lower()
+    for speaker in speakers:
+        first = speaker.split()[0].lower()
+        if low == speaker.lower():
+            return speaker, None
+        if low == first or (len(low) >= 3 and first.startswith(low)):
+            return speaker, name
+    return name, None
+
+
+def suffix_type(name: str) -> str | None:
+    """A type from the name's own head word: "Cedar Valley Clinic" -> organization, "Mount Rainier" -> place,
+    and the few tools NER takes for people ("Python")."""
+    words = name.lower().replace(".", "").split()
+    if name.lower() in TOOL_NAMES:
+        return "product"
+    if len(words) < 2:
+        return None
+    if re.fullmatch(r"[a-z]{0,3}\d+[a-z]{0,3}", words[-1]) and not words[-1].isdigit() or (
+            words[-1].isdigit() and len(words[-1]) >= 3 and name[:1].isupper()):
+        return "product"  # "Lumio X2", "SeaSense D1", "GrassHopper 300"
+    if words[-1] in _EVENT_HEADS or words[0] in ("workshop", "conference"):
+        return "event"
+    if words[-1] in _ORG_HEADS:
+        return "organization"
+    if words[-1] in _PLACE_HEADS or words[0] in _PLACE_LEADS:
+        return "place"
+    return None
+
+
+def _full_name(token) -> str:
+    """A name token with its compound parts ("Mary Ann", "the Harbor Striders", "University of Porto"),
+    never a following prepositional phrase ("Harbourside Pharmacy in Cardiff Bay" is two names)."""
+    doc = token.doc
+    lo = hi = token.i
+
+    def part(t) -> bool:
+        return (t.pos_ == "PROPN" or (t.text[:1].isupper() and t.pos_ in ("NOUN", "ADJ", "NUM"))) and \
+            t.sent.start == token.sent.start and not t.is_punct
+
+    while lo - 1 >= token.sent.start and part(doc[lo - 1]) and lo - 1 <= doc[lo - 1].head.i <= token.i:
+        lo -= 1
+    while hi + 1 < token.sent.end and part(doc[hi + 1]) and (doc[hi + 1].head.i == token.i or doc[hi].head.i == hi + 1
+                                                             or doc[hi + 1].dep_ in ("compound", "flat")):
+        hi += 1
+    # "St Mary's Hospital": the saint's name and its possessive belong to the name
+    if lo - 3 >= token.sent.start and doc[lo - 1].lower_ in ("'s", "’s") and \
+            _SAINT_HOUSE.fullmatch(span_text(list(doc[lo - 3:lo]))):
+        lo -= 3
+    while hi + 2 < token.sent.end and doc[hi + 1].text == "&" and part(doc[hi + 2]):
+        hi += 2  # "Pellow & Garth": one firm
+    # "University of Calderbrook", "Bank of America": "of" + a capitalised name inside an organisation
+    if hi + 2 < token.sent.end and doc[hi + 1].lower_ == "of" and part(doc[hi + 2]) and \
+            doc[lo].lower_ in _ORG_HEADS | {"university", "bank", "tower", "museum", "institute", "school", "city"}:
+        hi += 2
+        while hi + 1 < token.sent.end and part(doc[hi + 1]):
+            hi += 1
+    return clean_name(span_text(list(doc[lo:hi + 1])))
