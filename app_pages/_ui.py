@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.embed import embedder_for, registered
 from gravity_engine.errors import GravityError
 from gravity_engine.store import AnchorStore

@@ -6,7 +6,7 @@ import hashlib
 
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.store import AnchorStore
 from app_pages._ui import llm_config, md_escape

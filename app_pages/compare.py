@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.curate.diff import compare_measures, compare_prompts, diff_stores
 from gravity_engine.curate.edits import load_raw
 from gravity_engine.errors import GravityError

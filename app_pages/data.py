@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.viz import export
 from app_pages._ui import current_store, load_store, md_escape

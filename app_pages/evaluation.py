@@ -7,7 +7,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.conversation import Question
 from gravity_engine.errors import GravityError
 from gravity_engine.evaluate.stats import SLICES, sample_slice

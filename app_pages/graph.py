@@ -6,7 +6,7 @@ import streamlit as st
 
 from app_pages._entity_graph import entity_graph
 from app_pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.viz import graph as gviz
 

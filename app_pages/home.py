@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from app_pages._ui import badge, md_escape, md_table, require_store
 
 st.title("Gravity Studio")

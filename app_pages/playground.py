@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.errors import GravityError
 from gravity_engine.hosts import LLM_AT_INGEST
 from gravity_engine.llm.models import describe_model

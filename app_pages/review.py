@@ -7,7 +7,7 @@ from datetime import date
 
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.curate import edits as ed
 from gravity_engine.curate.review import ReviewItem, gold_miss_lines, review
 from gravity_engine.errors import GravityError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.viz import timeline as tviz
 from gravity_engine.viz import vega_spec
 from gravity_engine.viz import topics as topviz

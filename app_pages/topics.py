@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.viz import topics as topviz
 from gravity_engine.viz import vega_spec
 from app_pages._ui import load_store, md_escape, quote_table, require_store

@@ -9,7 +9,7 @@ import time
 
 import streamlit as st
 
-from gravity_engine import studio
+from . import studio
 
 from . import auth, workspace
 

@@ -10,7 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
-from gravity_engine import studio
+from . import studio
 
 from .auth import USER_NAME, gravity_home
 

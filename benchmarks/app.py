@@ -90,7 +90,7 @@ def timed(fn, repeat: int = 5) -> list[float]:
 def library_rows(sample: str) -> list[Row]:
     from streamlit.testing.v1 import AppTest
 
-    from gravity_engine import studio
+    from app_services import studio
     from gravity_engine.embed import embedder_for
     from gravity_engine.hosts import get_host
     from gravity_engine.query.pipeline import GravityQuery, ask

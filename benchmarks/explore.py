@@ -58,7 +58,7 @@ def synthetic(n: int = 300):
 
 
 def library_rows(store_path: str) -> list[tuple[str, list[float], str]]:
-    from gravity_engine import studio
+    from app_services import studio
     from gravity_engine.store import AnchorStore
     import json
 

@@ -10,7 +10,7 @@ import pytest
 
 from test_app_pages import metrics, open_page, texts
 
-from gravity_engine import studio
+from app_services import studio
 
 
 pytestmark = pytest.mark.usefixtures("fresh_streamlit")  # tests/conftest.py

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from studio_stores import make_store
 from test_app_pages import APP, ROOT, open_page
 
-from gravity_engine import studio
+from app_services import studio
 
 
 pytestmark = pytest.mark.usefixtures("fresh_streamlit")  # tests/conftest.py

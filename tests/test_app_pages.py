@@ -68,7 +68,7 @@ def test_page_renders_with_store(page, heading, expected, store_dir):
 @pytest.mark.parametrize("page", ["app_pages/home.py", "app_pages/graph.py", "app_pages/timeline.py",
                                   "app_pages/topics.py", "app_pages/playground.py"], ids=["home", "graph", "timeline", "topics", "playground"])
 def test_page_without_store_says_what_to_do(page, monkeypatch):
-    from gravity_engine import studio
+    from app_services import studio
 
     monkeypatch.setattr(studio, "available_stores", lambda: [])
     at = open_page(page, None)
@@ -187,7 +187,7 @@ def test_build_upload_error_shows_loader_message(store_dir):
 
 
 def _sample_questions(monkeypatch):
-    from gravity_engine import studio
+    from app_services import studio
 
     qs = [{"id": "q1", "question": "When did Priya notice the hallucinated drug dose?", "answer": "7 May 2023",
            "evidence": ["D1:1"], "category": "temporal"},
@@ -229,7 +229,7 @@ def test_playground_block_switches(store_dir, monkeypatch):
 
 
 def test_store_opened_elsewhere_is_not_overridden_by_the_picker(store_dir, tmp_path, monkeypatch):
-    from gravity_engine import studio
+    from app_services import studio
 
     other = tmp_path / "other"
     make_store(other, hostile=True)
@@ -255,7 +255,7 @@ def test_graph_split_off_without_snapshot_says_why(store_dir):
 
 
 def test_graph_split_off_copies_a_sample_store_to_the_workspace(tmp_path, monkeypatch, fake_embedder):
-    from gravity_engine import studio
+    from app_services import studio
     from gravity_engine.anchors import AnchorSet, Entity
     from gravity_engine.consolidate import consolidate_entities
     from gravity_engine.store import AnchorStore, embed_anchors

@@ -101,7 +101,7 @@ def test_suggested_fix_deletes_junk(store_dir):
 
 
 def test_editing_a_sample_store_copies_it_to_the_workspace(store_dir, monkeypatch):
-    from gravity_engine import studio
+    from app_services import studio
 
     monkeypatch.setattr(studio, "SAMPLE_STORES", store_dir.parent)
     at = open_page("app_pages/review.py", store_dir)
@@ -187,7 +187,7 @@ def test_compare_measures_and_injected_anchors(store_dir):
 
 
 def test_compare_opens_on_two_builds_of_one_conversation_and_its_toggle_follows_the_picks(tmp_path):
-    from gravity_engine.studio import workspace_dir
+    from app_services.studio import workspace_dir
 
     older, newer = workspace_dir() / "build-1", workspace_dir() / "build-2"
     make_store(older)
@@ -203,7 +203,7 @@ def test_compare_opens_on_two_builds_of_one_conversation_and_its_toggle_follows_
 
 
 def test_compare_warns_when_the_two_stores_are_different_conversations(tmp_path):
-    from gravity_engine.studio import SAMPLE_STORES, workspace_dir
+    from app_services.studio import SAMPLE_STORES, workspace_dir
 
     mine = workspace_dir() / "mine"
     make_store(mine)

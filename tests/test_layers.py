@@ -27,7 +27,7 @@ LAYERS = [
     ("eval", "gravity_engine.measure gravity_engine.measure_hosts gravity_engine.evaluate gravity_engine.gold "
              "gravity_engine.train"),
     ("curate", "gravity_engine.curate gravity_engine.comentions"),
-    ("app services", "gravity_engine.studio gravity_engine.viz app_services"),
+    ("app services", "gravity_engine.viz app_services"),
     ("faces", "gravity_engine.cli gravity_engine.__main__ gravity_engine.testing app_pages app"),
 ]
 

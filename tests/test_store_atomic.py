@@ -27,7 +27,7 @@ from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.errors import GravityError, StoreError
 from gravity_engine.fileio import GENERATION_FILE, INCOMING_DIR, read_generation
 from gravity_engine.store import STORE_FILES, AnchorStore, embed_anchors, store_lock
-from gravity_engine.studio import unmerge_into_workspace
+from app_services.studio import unmerge_into_workspace
 
 FORK = multiprocessing.get_context("fork")
 FOREIGN = {".checkpoints/0123abcd/batch-1.json": '{"entities": []}\n', "edits.jsonl": "", "notes.txt": "mine\n"}

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from gravity_engine import studio
+from app_services import studio
 from gravity_engine.errors import GravityError
 
 

@@ -12,7 +12,7 @@ from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
 from app_services import auth, workspace
-from gravity_engine import studio
+from app_services import studio
 from studio_stores import make_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,6 +177,6 @@ def test_the_session_resolver_fails_closed_without_a_user():
     # outside any browser session (a preload thread): the process's own workspace
     assert studio.workspace_dir() == studio.gravity_home() / "workspace"
     # in a session where nobody signed in: an error, never the shared folder
-    at = AppTest.from_string("from gravity_engine import studio\nstudio.workspace_dir()", default_timeout=30)
+    at = AppTest.from_string("from app_services import studio\nstudio.workspace_dir()", default_timeout=30)
     at.run()
     assert at.exception and "no signed-in user" in at.exception[0].message
