@@ -181,22 +181,98 @@ def speaker_neutral(vectors: UtteranceVectors, conversation: Conversation,
     return [u.display_text() for u in utts], normalize(out)
 
 
+@dataclass
+class _Plan:
+    """What a build will do: its settings checked, the store it extends (``update``), its extractor and batches."""
+
+    conversation: Conversation
+    out: Path
+    modules: tuple[str, ...]
+    batch_size: int
+    existing: AnchorStore | None
+    base_embedder: Embedder
+    embedder: CachingEmbedder  # shared by extraction, topics, verification and the anchors' embeddings
+    extractor: Extractor
+    covered: set[str]  # sessions the existing store holds
+    new_sessions: list[str]
+    batches: list[Batch]
+
+
+@dataclass
+class _Extraction:
+    results: dict[int, BatchAnchors]
+    failures: list[dict[str, Any]]
+    from_checkpoint: int
+    seconds: float
+
+
+@dataclass
+class _Anchors:
+    """The consolidated, finalized anchors, with what the step counted on the way."""
+
+    anchors: AnchorSet
+    stats: Counter[str]
+    done_sessions: list[str]
+    failed_sessions: set[str]
+    dropped: int
+    located: int
+    seconds: float
+
+
 def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str = "classic",
                 extractor: Extractor | None = None, embedder: Embedder | None = None,
                 embedding_model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE,
                 modules: Iterable[str] = MODULES, fused: bool = True, llm_config: Any = None, llm_client: Any = None,
                 update: bool = False, progress: ProgressFn | None = None, cancel: threading.Event | None = None,
                 verify: bool = True, drop_unsupported: bool = False) -> AnchorStore:
-    """Build (or, with ``update``, extend) the anchor store of one conversation in ``out_dir``."""
+    """Build (or, with ``update``, extend) the anchor store of one conversation in ``out_dir``: plan, extract,
+    consolidate, embed, verify, report and save, each a step below that returns its data and its time."""
     started = time.perf_counter()
-    out = Path(out_dir)
+    notify = progress or (lambda p: None)
+    plan = _plan(conversation, Path(out_dir), backend=backend, extractor=extractor, embedder=embedder,
+                 embedding_model=embedding_model, batch_size=batch_size, modules=modules, fused=fused,
+                 llm_config=llm_config, llm_client=llm_client, update=update)
+    extraction = _extract(plan, notify, cancel)
+    built = _consolidate(plan, extraction, notify)
+    anchors = built.anchors
+    nfail = len(extraction.failures)
+    notify(BuildProgress("embed", 0, 1, failed=nfail, message="embedding anchors"))
+    t_embed = time.perf_counter()
+    embeddings = embed_anchors(anchors, plan.embedder)
+    utterance_vectors = embed_utterances(conversation, plan.embedder)
+    embed_s = time.perf_counter() - t_embed
+    verification: dict[str, Any] = {}
+    t_verify = time.perf_counter()
+    if verify:
+        notify(BuildProgress("verify", 0, 1, failed=nfail, message="checking fields against their sources"))
+        verification = verify_anchors(anchors, conversation, plan.embedder, drop_unsupported=drop_unsupported)
+        if drop_unsupported:
+            embeddings = embed_anchors(anchors, plan.embedder)
+    timings = {"extract": extraction.seconds, "finalize": built.seconds, "embed": embed_s,
+               "verify": time.perf_counter() - t_verify}
+    report = _report(plan, extraction, built, verification, timings, started)
+    notify(BuildProgress("save", 0, 1, failed=nfail, message="writing the store"))
+    store = AnchorStore(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report,
+                        utterance_vectors=utterance_vectors)
+    if plan.existing is None:
+        store.save(plan.out)
+    else:  # not over another writer's change made while this ran (an unmerge in the app)
+        save_unless_changed(store, plan.out, plan.existing.generation, "run the update again (every extracted batch "
+                                                                       "is checkpointed, so that costs no extraction)")
+    notify(BuildProgress("done", 1, 1, failed=nfail, counts=anchors.counts(),
+                         message=f"built in {report['timings_s']['total']:.1f} s"))
+    return store
+
+
+def _plan(conversation: Conversation, out: Path, *, backend: str, extractor: Extractor | None,
+          embedder: Embedder | None, embedding_model: str, batch_size: int, modules: Iterable[str], fused: bool,
+          llm_config: Any, llm_client: Any, update: bool) -> _Plan:
+    """The build's settings checked, the store it extends read, its extractor made and its batches cut."""
     modules = tuple(m for m in MODULES if m in set(modules))
     if not modules:
         raise ConfigError("choose at least one module: entities, events, topics")
     if conversation.n_utterances() == 0:
         raise GravityError(f"conversation {conversation.id!r} has no utterances to build from")
-    notify = progress or (lambda p: None)
-
     existing: AnchorStore | None = None
     if update:
         if not (out / ANCHORS_FILE).is_file():
@@ -206,7 +282,6 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
             raise StoreError(f"{out} holds conversation {existing.anchors.conversation_id!r}, not {conversation.id!r}")
         backend = existing.anchors.built_with.backend
         embedding_model = existing.anchors.built_with.embedding_model or embedding_model
-
     base_embedder = embedder or get_embedder(embedding_model)
     shared_embedder = CachingEmbedder(base_embedder)
     extractor = extractor or make_extractor(backend, embedder=shared_embedder, llm_config=llm_config, fused=fused,
@@ -217,15 +292,20 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
         check_built_with(existing.anchors.built_with, out, "rebuild it in full (build without --update)",
                          extractor_version=desc.get("version"), prompt_versions=desc.get("prompt_versions"),
                          llm_model=desc.get("llm_model"))
-
     covered = set(existing.anchors.built_with.sessions) if existing else set()
     new_sessions = [s.id for s in conversation.sessions if s.id not in covered]
-    batches = make_batches(conversation, batch_size, session_ids=new_sessions)
-    checkpoints = _Checkpoints(out, _checkpoint_key(extractor, batch_size))
+    return _Plan(conversation=conversation, out=out, modules=modules, batch_size=batch_size, existing=existing,
+                 base_embedder=base_embedder, embedder=shared_embedder, extractor=extractor, covered=covered,
+                 new_sessions=new_sessions,
+                 batches=make_batches(conversation, batch_size, session_ids=new_sessions))
 
+
+def _extract(plan: _Plan, notify: ProgressFn, cancel: threading.Event | None) -> _Extraction:
+    """Every batch not in a checkpoint extracted (each checkpointed as it finishes); failures kept, not raised."""
+    batches = plan.batches
+    checkpoints = _Checkpoints(plan.out, _checkpoint_key(plan.extractor, plan.batch_size))
     results: dict[int, BatchAnchors] = {}
     failures: list[dict[str, Any]] = []
-    stats: Counter[str] = Counter()
     todo: list[Batch] = []
     for batch in batches:
         cached = checkpoints.load(batch)
@@ -239,10 +319,10 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
     t_extract = time.perf_counter()
     # Utterance embeddings are needed after extraction (topic clustering, verification); computing them
     # in the background lets torch use the core that extraction leaves idle.
-    prefetch = threading.Thread(target=_prefetch, args=(shared_embedder, conversation), daemon=True)
+    prefetch = threading.Thread(target=_prefetch, args=(plan.embedder, plan.conversation), daemon=True)
     prefetch.start()
     threading.Thread(target=warm_places, daemon=True).start()  # GeoNames' index, for add_locations below
-    for batch, result in _run_batches(extractor, todo, cancel):
+    for batch, result in _run_batches(plan.extractor, todo, cancel):
         if isinstance(result, Exception):
             failures.append({"batch": batch.index, "session_id": batch.session_id,
                              "utterances": [batch.utterances[0].id, batch.utterances[-1].id],
@@ -257,15 +337,22 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
         raise BuildCancelled(done=len(results), failed=len(failures), total=len(batches),
                              cancelled=len(batches) - len(results) - len(failures))
     prefetch.join()
-    extract_s = time.perf_counter() - t_extract
+    return _Extraction(results=results, failures=failures, from_checkpoint=from_checkpoint,
+                       seconds=time.perf_counter() - t_extract)
 
+
+def _consolidate(plan: _Plan, extraction: _Extraction, notify: ProgressFn) -> _Anchors:
+    """The batches' anchors as one set (the existing store's first), then the extractor's whole-conversation pass,
+    sources checked, first and last sightings, places located."""
     # A session is in the store whole or not at all: if one of its batches failed, its other batches
     # wait in their checkpoints, so a rerun (or an --update) adds the session once, not twice.
-    failed_sessions = {f["session_id"] for f in failures}
-    ordered = [results[b.index] for b in batches if b.index in results and b.session_id not in failed_sessions]
+    conversation, modules, results = plan.conversation, plan.modules, extraction.results
+    failed_sessions = {f["session_id"] for f in extraction.failures}
+    ordered = [results[b.index] for b in plan.batches if b.index in results and b.session_id not in failed_sessions]
+    stats: Counter[str] = Counter()
     for r in ordered:
         stats.update(r.stats)
-    prior = existing.anchors if existing else AnchorSet()
+    prior = plan.existing.anchors if plan.existing else AnchorSet()
     anchors = AnchorSet(
         conversation_id=conversation.id,
         entities=consolidate_entities((r.entities for r in ordered), conversation.speakers, prior.entities)
@@ -273,43 +360,36 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
         events=consolidate_events((r.events for r in ordered), prior.events) if "events" in modules else [],
         topics=consolidate_topics((r.topics for r in ordered), prior.topics) if "topics" in modules else [],
     )
-    notify(BuildProgress("finalize", 0, 1, failed=len(failures), message="whole-conversation pass (topic arcs, links)"))
+    notify(BuildProgress("finalize", 0, 1, failed=len(extraction.failures),
+                         message="whole-conversation pass (topic arcs, links)"))
     t_final = time.perf_counter()
-    done_sessions = sorted({b.session_id for b in batches if b.index in results} - failed_sessions)
-    anchors = extractor.finalize(conversation, anchors, done_sessions)
+    done_sessions = sorted({b.session_id for b in plan.batches if b.index in results} - failed_sessions)
+    anchors = plan.extractor.finalize(conversation, anchors, done_sessions)
     for m in MODULES:
         if m not in modules:
             setattr(anchors, m, [])
     dropped = drop_unknown_sources(anchors, conversation)
     set_seen_times(anchors.entities, conversation)
     located = add_locations(anchors)
-    finalize_s = time.perf_counter() - t_final
+    return _Anchors(anchors=anchors, stats=stats, done_sessions=done_sessions, failed_sessions=failed_sessions,
+                    dropped=dropped, located=located, seconds=time.perf_counter() - t_final)
 
-    notify(BuildProgress("embed", 0, 1, failed=len(failures), message="embedding anchors"))
-    t_embed = time.perf_counter()
-    embeddings = embed_anchors(anchors, shared_embedder)
-    utterance_vectors = embed_utterances(conversation, shared_embedder)
-    embed_s = time.perf_counter() - t_embed
 
-    verification: dict[str, Any] = {}
-    t_verify = time.perf_counter()
-    if verify:
-        notify(BuildProgress("verify", 0, 1, failed=len(failures), message="checking fields against their sources"))
-        verification = verify_anchors(anchors, conversation, shared_embedder, drop_unsupported=drop_unsupported)
-        if drop_unsupported:
-            embeddings = embed_anchors(anchors, shared_embedder)
-    verify_s = time.perf_counter() - t_verify
-
+def _report(plan: _Plan, extraction: _Extraction, built: _Anchors, verification: dict[str, Any],
+            timings: dict[str, float], started: float) -> dict[str, Any]:
+    """What built the store (``anchors.built_with``, set here) and the build report saved beside it."""
+    conversation, extractor, anchors = plan.conversation, plan.extractor, built.anchors
     desc = extractor.describe()
     anchors.built_with = BuildInfo(
         backend=extractor.name, extractor_version=str(desc.get("version", "")), llm_model=desc.get("llm_model"),
-        embedding_model=base_embedder.name, embedding_dim=base_embedder.dim,
-        prompt_versions=desc.get("prompt_versions", {}), batch_size=batch_size, modules=list(modules),
+        embedding_model=plan.base_embedder.name, embedding_dim=plan.base_embedder.dim,
+        prompt_versions=desc.get("prompt_versions", {}), batch_size=plan.batch_size, modules=list(plan.modules),
         fused=bool(desc.get("fused", False)), engine_version=__version__,
         duration_s=round(time.perf_counter() - started, 3),
-        sessions=[s.id for s in conversation.sessions if (s.id in covered or s.id in done_sessions)
-                  and s.id not in failed_sessions],
+        sessions=[s.id for s in conversation.sessions if (s.id in plan.covered or s.id in built.done_sessions)
+                  and s.id not in built.failed_sessions],
     )
+    n_results = len(extraction.results)
     report = {
         "conversation_id": conversation.id,
         "source": conversation.source,
@@ -317,33 +397,22 @@ def build_store(conversation: Conversation, out_dir: str | Path, *, backend: str
         "extractor": desc,
         "utterances": conversation.n_utterances(),
         "sessions": len(conversation.sessions),
-        "incremental": bool(existing),
-        "new_sessions": new_sessions,
-        "batches": {"total": len(batches), "from_checkpoint": from_checkpoint,
-                    "extracted": len(results) - from_checkpoint, "failed": failures},
+        "incremental": bool(plan.existing),
+        "new_sessions": plan.new_sessions,
+        "batches": {"total": len(plan.batches), "from_checkpoint": extraction.from_checkpoint,
+                    "extracted": n_results - extraction.from_checkpoint, "failed": extraction.failures},
         "counts": anchors.counts(),
-        "stats": dict(stats),
-        "source_ids": {"dropped_nonexistent": dropped},
-        "places_located": located,
+        "stats": dict(built.stats),
+        "source_ids": {"dropped_nonexistent": built.dropped},
+        "places_located": built.located,
         "verification": verification,
-        "timings_s": {"extract": round(extract_s, 3), "finalize": round(finalize_s, 3), "embed": round(embed_s, 3),
-                      "verify": round(verify_s, 3), "total": round(time.perf_counter() - started, 3)},
+        "timings_s": {**{k: round(v, 3) for k, v in timings.items()}, "total": round(time.perf_counter() - started, 3)},
         "loader_warnings": conversation.warnings[:50],
     }
     usage = getattr(getattr(extractor, "client", None), "usage_report", None)
     if callable(usage):
         report["llm"] = usage()
-    notify(BuildProgress("save", 0, 1, failed=len(failures), message="writing the store"))
-    store = AnchorStore(anchors=anchors, embeddings=embeddings, conversation=conversation, report=report,
-                        utterance_vectors=utterance_vectors)
-    if existing is None:
-        store.save(out)
-    else:  # not over another writer's change made while this ran (an unmerge in the app)
-        save_unless_changed(store, out, existing.generation, "run the update again (every extracted batch is "
-                                                             "checkpointed, so that costs no extraction)")
-    notify(BuildProgress("done", 1, 1, failed=len(failures), counts=anchors.counts(),
-                         message=f"built in {report['timings_s']['total']:.1f} s"))
-    return store
+    return report
 
 
 def estimate_build(conversation: Conversation, backend: str = "classic", batch_size: int = DEFAULT_BATCH_SIZE,

@@ -446,11 +446,21 @@ def score_store(anchors: AnchorSet, gold: Gold, *, speakers: Iterable[str] | Non
     """
     index = GoldIndex(gold)
     score = GoldScore(conversation_id=anchors.conversation_id)
+    matched, store_gold = _score_entities(anchors, gold, index, score, gold.speakers if speakers is None else speakers)
+    _score_relations(anchors, gold, index, store_gold, score)
+    _score_facts(anchors, gold, index, matched, score, embedder, fact_threshold)
+    _score_events(anchors, gold, score)
+    return score
+
+
+def _score_entities(anchors: AnchorSet, gold: Gold, index: GoldIndex, score: GoldScore, speakers: Iterable[str]
+                    ) -> tuple[dict[int, list[tuple[Entity, str]]], dict[str, int]]:
+    """Which store profile is which gold entity (gold index -> profiles, store id -> gold index); entity recall,
+    junk and types scored on the way."""
     miss = score.misses
-    speaker_keys = {norm_name(s) for s in (gold.speakers if speakers is None else speakers)}
+    speaker_keys = {norm_name(s) for s in speakers}
     junk_keys = {norm_name(j) for j in gold.junk_names}
 
-    # Entities: which store profile is which gold entity.
     matched: dict[int, list[tuple[Entity, str]]] = {}
     store_gold: dict[str, int] = {}  # store entity id -> gold index
     for ent in anchors.entities:
@@ -482,8 +492,14 @@ def score_store(anchors: AnchorSet, gold: Gold, *, speakers: Iterable[str] | Non
         if len(hits) > 1:
             miss.duplicate_entities.append(f"{g.name}: " + ", ".join(repr(h[0].name) for h in hits))
     score.type_accuracy = Rate(type_hits, len(matched))
+    return matched, store_gold
 
-    # Relations.
+
+def _score_relations(anchors: AnchorSet, gold: Gold, index: GoldIndex, store_gold: dict[str, int],
+                     score: GoldScore) -> None:
+    """Relation recall (gold relations found, either reading of a predicate) and precision (of the store's
+    relations between two gold entities)."""
+    miss = score.misses
     by_id = {e.id: e for e in anchors.entities}
     gold_rels = []  # (gold relation, subject index, canonical predicate, object index or None)
     for rel in gold.relations:
@@ -532,8 +548,12 @@ def score_store(anchors: AnchorSet, gold: Gold, *, speakers: Iterable[str] | Non
     miss.missed_relations = [f"{gold_rels[k][0].subject} {gold_rels[k][0].predicate} {gold_rels[k][0].object} "
                              f"[{', '.join(gold_rels[k][0].evidence)}]" for k in req_rels if not found[k]]
 
-    # Facts: a profile field of the subject (attribute or relation) or a topic key fact naming the subject
-    # that cites the fact's evidence.
+
+def _score_facts(anchors: AnchorSet, gold: Gold, index: GoldIndex, matched: dict[int, list[tuple[Entity, str]]],
+                 score: GoldScore, embedder: Any, fact_threshold: float) -> None:
+    """Fact recall: a profile field of the subject (attribute or relation) or a topic key fact naming the subject
+    that cites the fact's evidence, or (with an embedder) says it nearly in words."""
+    miss = score.misses
     def candidates(gi: int) -> list[tuple[str, set[str]]]:
         out = []
         for ent, _ in matched.get(gi, []):
@@ -573,7 +593,10 @@ def score_store(anchors: AnchorSet, gold: Gold, *, speakers: Iterable[str] | Non
                 miss.missed_facts.append(f"{fact.subject}: {fact.text} [{', '.join(fact.evidence)}]")
     score.fact_recall = Rate(fact_hits, len(gold.facts))
 
-    # Events.
+
+def _score_events(anchors: AnchorSet, gold: Gold, score: GoldScore) -> None:
+    """Events dated, gold events found (a store event cites their evidence) and relative dates resolved right."""
+    miss = score.misses
     dated = [ev for ev in anchors.events if ev.date_start]
     score.events_dated = Rate(len(dated), len(anchors.events))
     miss.undated_events = [f"{_short(ev.what, 60)!r} when={ev.when_text!r} [{', '.join(ev.source_ids[:3])}]"
@@ -602,7 +625,6 @@ def score_store(anchors: AnchorSet, gold: Gold, *, speakers: Iterable[str] | Non
     score.event_recall = Rate(ev_found, len(gold.events))
     score.relative_date_accuracy = Rate(rel_ok, rel_n)
     score.relative_date_matched = rel_matched
-    return score
 
 
 def find_gold_files(folder: str | Path) -> list[Path]:

@@ -99,11 +99,7 @@ def evaluate(
             raise
         typer.echo("  models: no endpoint configured (set GRAVITY_LLM_BASE_URL or GRAVITY_LLM_API_KEY to run)")
         return
-    typer.echo(f"  answer model: {answer_llm.config.model}; judge model: {judge_llm.config.model}; "
-               f"endpoint: {answer_llm.config.endpoint_label()}")
-    typer.echo(f"  judge prompt: {_judge_prompt_label(settings)}"
-               + ("; +Sum: model-written batch summaries (made once, kept beside each store)"
-                  if any(v == "+Sum" for v in plan.variants) else ""))
+    _echo_models(settings, plan, answer_llm, judge_llm)
     if dry_run:
         return
     if workers is not None and plan.to_build:
@@ -120,6 +116,19 @@ def evaluate(
 
     summary = run_evaluation(settings, answer_llm, judge_llm, progress=progress, plan=plan, echo=bar.write)
     bar.close()
+    _echo_done(summary, out)
+
+
+def _echo_models(settings, plan, answer_llm, judge_llm) -> None:
+    typer.echo(f"  answer model: {answer_llm.config.model}; judge model: {judge_llm.config.model}; "
+               f"endpoint: {answer_llm.config.endpoint_label()}")
+    typer.echo(f"  judge prompt: {_judge_prompt_label(settings)}"
+               + ("; +Sum: model-written batch summaries (made once, kept beside each store)"
+                  if any(v == "+Sum" for v in plan.variants) else ""))
+
+
+def _echo_done(summary, out: Path) -> None:
+    """What the run wrote and spent, the accuracy table, and how to get the report."""
     use = summary.usage
     calls = sum(use.get(k, {}).get("total", {}).get("calls", 0) for k in ("answer", "judge"))
     hits = sum(use.get(k, {}).get("total", {}).get("cache_hits", 0) for k in ("answer", "judge"))

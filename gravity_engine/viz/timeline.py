@@ -422,33 +422,54 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
     if density:
         layers.append(_density_layer(marks, layout, x, color, pick, zoom))
     else:
-        link_marks = _link_marks(links, marks) if links is not None else None
-        if link_marks is not None and not link_marks.empty:
-            layers.append(alt.Chart(inline(link_marks)).mark_rule(strokeDash=[4, 3], color="#52606d",
-                                                                  strokeWidth=1.5).encode(
-                x=x, x2="x2:T", y=y, y2="y2:Q",
-                tooltip=[alt.Tooltip("kind:N", title="link"), alt.Tooltip("evidence:N"),
-                         alt.Tooltip("evidence_ids:N", title="utterances")]))
-        spans = marks.dropna(subset=["x_end"])
-        if not spans.empty:
-            # A thick rule, not a bar: on a numeric y a bar would grow from the axis' zero.
-            layers.append(alt.Chart(inline(spans)).mark_rule(strokeWidth=6, strokeCap="round", opacity=0.35).encode(
-                x=x, x2="x_end:T", y=y, color=color, tooltip=tooltip))
-        # A red ring flags a date to check; a dark ring a point pinned to the edge of the range shown.
-        ring = {"condition": [{"test": "datum.flag != ''", "value": FLAG_COLOR},
-                              {"test": "datum.outside != ''", "value": "#1f2933"}], "value": "white"}
-        ring_width = {"condition": [{"test": "datum.flag != ''", "value": 3},
-                                    {"test": "datum.outside != ''", "value": 2}], "value": 0}
-        layers.append(alt.Chart(inline(marks)).mark_point(filled=True).encode(
-            x=x, y=y, color=color, opacity=opacity, stroke=ring, strokeWidth=ring_width,
-            size=alt.Size("n:Q", scale=alt.Scale(range=[60, 360]), legend=None),
-            shape=alt.Shape("kind:N", title="date is",
-                            scale=alt.Scale(domain=["on", "on or before", "on or after"],
-                                            range=["circle", "triangle-left", "triangle-right"]),
-                            legend=alt.Legend(orient="top", symbolFillColor="#7b8794", symbolStrokeWidth=0)),
-            tooltip=tooltip).add_params(zoom, pick))
+        layers += _point_layers(marks, links, x, y, color, opacity, tooltip, zoom, pick)
     # Only labels that fit are drawn; a search labels what it found (where it fits) even when labels are off.
     wanted = marks if labels and not searching else marks[marks["match"]] if searching else None
+    layers += _label_layers(wanted, domain, span, x, y)
+    if topic_marks is not None and not topic_marks.empty:
+        layers.append(_topic_layer(topic_marks, x, y))
+    # Fit the width only: the plot is then exactly ``height`` pixels high, so the y axis is in pixels and the labels
+    # placed by pixel keep their distances (a "fit" autosize squeezed the plot to make room for the legend).
+    chart = alt.layer(*layers).properties(height=height, autosize=alt.AutoSizeParams(type="fit-x",
+                                                                                     contains="padding"))
+    chart.usermeta = {"embedOptions": {"renderer": "svg"}}
+    return chart
+
+
+def _point_layers(marks: pd.DataFrame, links: pd.DataFrame | None, x, y, color, opacity, tooltip, zoom, pick) -> list:
+    """The events drawn one by one: link lines, range rules, and a point per day with its flags."""
+    layers = []
+    link_marks = _link_marks(links, marks) if links is not None else None
+    if link_marks is not None and not link_marks.empty:
+        layers.append(alt.Chart(inline(link_marks)).mark_rule(strokeDash=[4, 3], color="#52606d",
+                                                              strokeWidth=1.5).encode(
+            x=x, x2="x2:T", y=y, y2="y2:Q",
+            tooltip=[alt.Tooltip("kind:N", title="link"), alt.Tooltip("evidence:N"),
+                     alt.Tooltip("evidence_ids:N", title="utterances")]))
+    spans = marks.dropna(subset=["x_end"])
+    if not spans.empty:
+        # A thick rule, not a bar: on a numeric y a bar would grow from the axis' zero.
+        layers.append(alt.Chart(inline(spans)).mark_rule(strokeWidth=6, strokeCap="round", opacity=0.35).encode(
+            x=x, x2="x_end:T", y=y, color=color, tooltip=tooltip))
+    # A red ring flags a date to check; a dark ring a point pinned to the edge of the range shown.
+    ring = {"condition": [{"test": "datum.flag != ''", "value": FLAG_COLOR},
+                          {"test": "datum.outside != ''", "value": "#1f2933"}], "value": "white"}
+    ring_width = {"condition": [{"test": "datum.flag != ''", "value": 3},
+                                {"test": "datum.outside != ''", "value": 2}], "value": 0}
+    layers.append(alt.Chart(inline(marks)).mark_point(filled=True).encode(
+        x=x, y=y, color=color, opacity=opacity, stroke=ring, strokeWidth=ring_width,
+        size=alt.Size("n:Q", scale=alt.Scale(range=[60, 360]), legend=None),
+        shape=alt.Shape("kind:N", title="date is",
+                        scale=alt.Scale(domain=["on", "on or before", "on or after"],
+                                        range=["circle", "triangle-left", "triangle-right"]),
+                        legend=alt.Legend(orient="top", symbolFillColor="#7b8794", symbolStrokeWidth=0)),
+        tooltip=tooltip).add_params(zoom, pick))
+    return layers
+
+
+def _label_layers(wanted: pd.DataFrame | None, domain, span, x, y) -> list:
+    """The labels of ``wanted`` that fit (:func:`place_labels`), a layer per alignment."""
+    layers = []
     placed = place_labels(wanted, domain) if wanted is not None and not wanted.empty else None
     if placed is not None and not placed.empty:
         # One dataset, a layer per alignment (a mark's align cannot vary by datum): the offsets are folded into the
@@ -462,18 +483,16 @@ def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None,
                 layers.append(alt.Chart(labelled_data).transform_filter(alt.datum.align == align).mark_text(
                     align=align, baseline="middle", fontSize=LABEL_FONT, color="#323f4b").encode(
                     x=x, y=y, text="label:N"))
-    if topic_marks is not None and not topic_marks.empty:
-        layers.append(alt.Chart(inline(topic_marks)).mark_square(color=MODULE_COLORS["topics"], opacity=0.75).encode(
-            x=x, y=y, size=alt.Size("mentions:Q", scale=alt.Scale(range=[30, 200]), legend=None),
-            tooltip=[alt.Tooltip("lane:N", title="topic"), alt.Tooltip("date:N"), alt.Tooltip("session_id:N"),
-                     alt.Tooltip("mentions:Q"), alt.Tooltip("state:N", title="in this session"),
-                     alt.Tooltip("outside:N", title="actual date")]))
-    # Fit the width only: the plot is then exactly ``height`` pixels high, so the y axis is in pixels and the labels
-    # placed by pixel keep their distances (a "fit" autosize squeezed the plot to make room for the legend).
-    chart = alt.layer(*layers).properties(height=height, autosize=alt.AutoSizeParams(type="fit-x",
-                                                                                     contains="padding"))
-    chart.usermeta = {"embedOptions": {"renderer": "svg"}}
-    return chart
+    return layers
+
+
+def _topic_layer(topic_marks: pd.DataFrame, x, y):
+    """A square per topic and session, sized by how often the topic came up."""
+    return alt.Chart(inline(topic_marks)).mark_square(color=MODULE_COLORS["topics"], opacity=0.75).encode(
+        x=x, y=y, size=alt.Size("mentions:Q", scale=alt.Scale(range=[30, 200]), legend=None),
+        tooltip=[alt.Tooltip("lane:N", title="topic"), alt.Tooltip("date:N"), alt.Tooltip("session_id:N"),
+                 alt.Tooltip("mentions:Q"), alt.Tooltip("state:N", title="in this session"),
+                 alt.Tooltip("outside:N", title="actual date")])
 
 
 def _density_layer(marks: pd.DataFrame, layout: dict[str, tuple[float, float]], x, color, pick, zoom):
