@@ -365,7 +365,7 @@ def questions_for(store: AnchorStore) -> list[dict[str, Any]]:
 def unmerge_into_workspace(store: AnchorStore, entity_id: str, alias: str, embedder) -> Path:
     """Split a merged name off its profile and save the store; a shipped sample is never edited in place:
     it is copied into the workspace first. Returns the folder of the edited store."""
-    from gravity_engine.consolidate import unmerge_store
+    from gravity_engine.build.consolidate import unmerge_store
 
     try:
         edited = unmerge_store(store, entity_id, alias, embedder)

@@ -58,7 +58,7 @@ def rule_anchors(conversation: Conversation, cache: Path | None = None) -> Ancho
     path = cache / f"{key[:24]}.json" if cache else None
     if path is not None and path.exists():
         return AnchorSet.model_validate_json(path.read_text(encoding="utf-8"))
-    from .consolidate import consolidate_entities  # the build layer's merge step
+    from .build.consolidate import consolidate_entities  # the build layer's merge step
 
     extractor = ClassicExtractor(learned=False)
     results = []

@@ -257,7 +257,7 @@ def test_graph_split_off_without_snapshot_says_why(store_dir):
 def test_graph_split_off_copies_a_sample_store_to_the_workspace(tmp_path, monkeypatch, fake_embedder):
     from app_services import studio
     from gravity_engine.anchors import AnchorSet, Entity
-    from gravity_engine.consolidate import consolidate_entities
+    from gravity_engine.build.consolidate import consolidate_entities
     from gravity_engine.store import AnchorStore, embed_anchors
 
     samples = tmp_path / "samples"

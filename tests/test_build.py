@@ -14,13 +14,13 @@ import pytest
 
 from gravity_engine.anchors import AnchorSet, Attribute, Entity, Event, KeyFact, Relation, Topic, TopicSession
 from gravity_engine.build import BuildCancelled, build_store, estimate_build
-from gravity_engine.consolidate import consolidate_entities, consolidate_events, consolidate_topics
+from gravity_engine.build.consolidate import consolidate_entities, consolidate_events, consolidate_topics
 from gravity_engine.merging import unmerge
 from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.errors import StoreError
 from gravity_engine.extract.base import Batch, BatchAnchors, make_batches
 from gravity_engine.store import AnchorStore
-from gravity_engine.verify import verify_anchors
+from gravity_engine.build.verify import verify_anchors
 
 
 def make_conversation(n_sessions: int = 3, per_session: int = 5) -> Conversation:
@@ -316,7 +316,7 @@ def test_unmerge_command_splits_a_profile_in_a_store(tmp_path, fake_embedder, mo
     from typer.testing import CliRunner
 
     from gravity_engine.cli import app
-    from gravity_engine.consolidate import unmerge_store
+    from gravity_engine.build.consolidate import unmerge_store
 
     entities = consolidate_entities([[Entity(id="a", name="Priya Raman", type="person", source_ids=["D1:1"])],
                                      [Entity(id="b", name="Priya", type="person", source_ids=["D1:2"])]], speakers=[])
@@ -349,7 +349,7 @@ def test_a_first_name_mistyped_by_ner_still_joins_its_full_name():
 
 
 def test_unknown_source_ids_are_dropped_everywhere_and_counted():
-    from gravity_engine.consolidate import drop_unknown_sources
+    from gravity_engine.build.consolidate import drop_unknown_sources
 
     conv = make_conversation(1, 2)
     anchors = AnchorSet(

@@ -109,7 +109,7 @@ def test_ctrl_c_cancels_a_cli_build_like_the_apps_cancel(tmp_path, scripted_open
                         ("GRAVITY_LLM_MODEL", "gravity-echo"), ("GRAVITY_LLM_CONCURRENCY", str(WORKERS)),
                         ("GRAVITY_LLM_TIMEOUT", "30")):
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
+    monkeypatch.setattr("gravity_engine.build.pipeline.get_embedder", lambda name="": fake_embedder)
     # Imported before the fork, so the child starts at once: the tokenizer (the CLI's cost plan) and openai.
     count_tokens("warm up")
     _client(scripted_openai)

@@ -29,7 +29,7 @@ def test_cli_llm_build_then_cached_rebuild_makes_no_call(tmp_path, scripted_open
     monkeypatch.setenv("GRAVITY_LLM_BASE_URL", scripted_openai.base_url)
     monkeypatch.setenv("GRAVITY_LLM_API_KEY", TEST_API_KEY)
     monkeypatch.setenv("GRAVITY_LLM_MODEL", "gravity-echo")
-    monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
+    monkeypatch.setattr("gravity_engine.build.pipeline.get_embedder", lambda name="": fake_embedder)
     conversation = _small_conversation(tmp_path)
     out = tmp_path / "store"
 

@@ -58,7 +58,7 @@ def test_a_rebuild_after_a_version_change_re_extracts(tmp_path, fake_embedder, m
     conv = make_conversation()
     build_store(conv, tmp_path / "s", extractor=VersionedWordExtractor("1"), embedder=fake_embedder)
     if change == "engine":
-        monkeypatch.setattr("gravity_engine.build.__version__", __version__ + ".post1")
+        monkeypatch.setattr("gravity_engine.build.pipeline.__version__", __version__ + ".post1")
     again = VersionedWordExtractor("2" if change == "extractor" else "1")
     store = build_store(conv, tmp_path / "s", extractor=again, embedder=fake_embedder)
     if change == "nothing":

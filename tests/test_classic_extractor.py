@@ -58,7 +58,7 @@ def make_conversation(n_sessions: int = 3) -> Conversation:
 @pytest.fixture(scope="module")
 def built():
     """Batch extraction, the engine's consolidation, then finalize, with a fake embedder."""
-    from gravity_engine.consolidate import consolidate_entities, consolidate_events
+    from gravity_engine.build.consolidate import consolidate_entities, consolidate_events
 
     conversation = make_conversation()
     extractor = ClassicExtractor(embedder=FakeEmbedder())
@@ -378,7 +378,7 @@ def test_context_types_beat_the_tagger_and_junk_is_not_named():
 
 def test_context_type_outvotes_ner_across_batches():
     from gravity_engine.anchors import Attribute, Entity
-    from gravity_engine.consolidate import consolidate_entities
+    from gravity_engine.build.consolidate import consolidate_entities
 
     ner = [Entity(id=f"a{i}", name="Biscuit", type="organization", mentions=3) for i in range(3)]
     pet = Entity(id="b", name="Biscuit", type="pet", mentions=1, description="pet of Tom",
@@ -477,7 +477,7 @@ def test_repeated_name_in_a_fact_becomes_a_pronoun():
 
 def test_short_and_kin_names_merge_into_the_full_profile():
     from gravity_engine.anchors import Entity, Relation
-    from gravity_engine.consolidate import consolidate_entities
+    from gravity_engine.build.consolidate import consolidate_entities
 
     groups = [[Entity(id="a", name="Brightwater Energy", type="organization")],
               [Entity(id="b", name="Brightwater", type="person")],
@@ -493,7 +493,7 @@ def test_short_and_kin_names_merge_into_the_full_profile():
 
 def test_a_short_form_of_several_words_merges_into_its_organisation_but_a_city_stays():
     from gravity_engine.anchors import Entity
-    from gravity_engine.consolidate import consolidate_entities
+    from gravity_engine.build.consolidate import consolidate_entities
 
     groups = [[Entity(id="a", name="Cedar Valley Clinic", type="organization"),
                Entity(id="b", name="St. Aurelia Hospital", type="organization"),

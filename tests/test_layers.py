@@ -21,7 +21,7 @@ LAYERS = [
     ("llm, loaders", "gravity_engine.llm gravity_engine.loaders gravity_engine.prompts gravity_engine.embed"),
     ("store", "gravity_engine.store gravity_engine.edits"),
     ("extract", "gravity_engine.extract"),
-    ("build", "gravity_engine.build gravity_engine.consolidate gravity_engine.verify gravity_engine.scale"),
+    ("build", "gravity_engine.build gravity_engine.scale"),
     ("hosts", "gravity_engine.hosts"),
     ("query", "gravity_engine.query"),
     ("eval", "gravity_engine.measure gravity_engine.measure_hosts gravity_engine.evaluate gravity_engine.gold "

@@ -472,7 +472,7 @@ def test_cli_llm_options_reach_the_requests(tmp_path, scripted_openai, monkeypat
         monkeypatch.delenv(var, raising=False)  # the options set them for the process; conftest restores them
     monkeypatch.setenv("GRAVITY_LLM_BASE_URL", scripted_openai.base_url)
     monkeypatch.setenv("GRAVITY_LLM_MODEL", "gravity-echo")
-    monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
+    monkeypatch.setattr("gravity_engine.build.pipeline.get_embedder", lambda name="": fake_embedder)
     conv = tmp_path / "c.jsonl"
     conv.write_text("\n".join(json.dumps({"id": f"S1:{i}", "session": "s1", "timestamp": "2024-05-14 18:30",
                                           "speaker": "Ana", "text": f"I painted a sunrise last week, part {i}."})

@@ -91,7 +91,7 @@ def test_cli_build_from_a_model_file(tmp_path, monkeypatch, fake_embedder, local
     monkeypatch.setenv("GRAVITY_LLM_GGUF", str(MODEL))
     monkeypatch.setenv("GRAVITY_LLM_MAX_TOKENS", "768")
     monkeypatch.setenv("GRAVITY_LLM_THREADS", "1")  # as the session's server (local_settings)
-    monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
+    monkeypatch.setattr("gravity_engine.build.pipeline.get_embedder", lambda name="": fake_embedder)
     from gravity_engine.cli import app
     from gravity_engine.store import AnchorStore
 
@@ -167,7 +167,7 @@ def test_real_server_at_its_defaults_with_concurrency_auto_loses_no_batch(tmp_pa
     for var, value in {"GRAVITY_LLM_BASE_URL": base_url, "GRAVITY_LLM_API_KEY": "local",
                        "GRAVITY_LLM_MODEL": local_settings["model"], "GRAVITY_LLM_MAX_TOKENS": "512"}.items():
         monkeypatch.setenv(var, value)
-    monkeypatch.setattr("gravity_engine.build.get_embedder", lambda name="": fake_embedder)
+    monkeypatch.setattr("gravity_engine.build.pipeline.get_embedder", lambda name="": fake_embedder)
     from gravity_engine.cli import app
     from gravity_engine.store import AnchorStore
 

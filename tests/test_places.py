@@ -9,7 +9,7 @@ from gravity_engine.anchors import AnchorSet, Attribute, Entity, Event
 from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.places import LOCATED_IN, add_locations, candidates, regions, resolve
 from gravity_engine.lines import LineTable
-from gravity_engine.verify import verify_anchors
+from gravity_engine.build.verify import verify_anchors
 
 
 def _regions(names: list[str]) -> dict[str, str | None]:

@@ -22,7 +22,7 @@ from test_build import WordExtractor, make_conversation
 from gravity_engine import fileio
 from gravity_engine.anchors import AnchorSet, Entity
 from gravity_engine.build import build_store
-from gravity_engine.consolidate import consolidate_entities, unmerge_store
+from gravity_engine.build.consolidate import consolidate_entities, unmerge_store
 from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.errors import GravityError, StoreError
 from gravity_engine.fileio import GENERATION_FILE, INCOMING_DIR, read_generation

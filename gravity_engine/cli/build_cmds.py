@@ -170,7 +170,7 @@ def verify_cmd(store_dir: Path = typer.Argument(..., help="A store directory wri
     from ..embed import get_embedder
     from ..errors import StoreError
     from ..store import AnchorStore, embed_anchors, store_lock
-    from ..verify import drop_unsupported_fields, verify_anchors
+    from ..build.verify import drop_unsupported_fields, verify_anchors
 
     with store_lock(store_dir):  # load, check (and drop) and save as one step: no other writer slips in between
         store = AnchorStore.load(store_dir)
@@ -204,7 +204,7 @@ def unmerge(store_dir: Path = typer.Argument(..., help="A store directory writte
             alias: str = typer.Argument(..., help="The merged name to split off again."),
             out: Optional[Path] = typer.Option(None, help="Write the edited store here instead of in place.")) -> None:
     """Undo one recorded merge: the alias gets its own profile back."""
-    from ..consolidate import unmerge_store
+    from ..build.consolidate import unmerge_store
     from ..embed import get_embedder
     from ..errors import StoreError
     from ..store import AnchorStore, store_lock

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from . import __version__
-from .anchors import MODULES, AnchorSet, BuildInfo
+from .. import __version__
+from ..anchors import MODULES, AnchorSet, BuildInfo
 from .consolidate import (
     consolidate_entities,
     consolidate_events,
@@ -30,14 +30,14 @@ from .consolidate import (
     drop_unknown_sources,
     set_seen_times,
 )
-from .conversation import Conversation
-from .embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder, normalize
-from .errors import ConfigError, GravityError, StoreError
-from .extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
-from .fileio import atomic_write_json
-from .places import add_locations
-from .places import warm as warm_places
-from .store import (ANCHORS_FILE, AnchorStore, UtteranceVectors, check_built_with, embed_anchors, embed_utterances,
+from ..conversation import Conversation
+from ..embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder, normalize
+from ..errors import ConfigError, GravityError, StoreError
+from ..extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
+from ..fileio import atomic_write_json
+from ..places import add_locations
+from ..places import warm as warm_places
+from ..store import (ANCHORS_FILE, AnchorStore, UtteranceVectors, check_built_with, embed_anchors, embed_utterances,
                     save_unless_changed)
 from .verify import verify_anchors
 
@@ -72,12 +72,12 @@ def make_extractor(backend: str, *, embedder: Embedder | None = None, llm_config
                    fused: bool = True, modules: Iterable[str] = MODULES, llm_client: Any = None) -> Extractor:
     """The extractor for a backend name; ``llm`` reads its endpoint from ``llm_config`` or the environment."""
     if backend == "classic":
-        from .extract.classic import ClassicExtractor
+        from ..extract.classic import ClassicExtractor
 
         return ClassicExtractor(embedder=embedder)
     if backend == "llm":
-        from .extract.llm import LLMExtractor
-        from .llm import LLMConfig, OpenAIClient
+        from ..extract.llm import LLMExtractor
+        from ..llm import LLMConfig, OpenAIClient
 
         client = llm_client or OpenAIClient(llm_config or LLMConfig.from_env())
         return LLMExtractor(client=client, fused=fused, modules=tuple(modules))
@@ -428,7 +428,7 @@ def estimate_build(conversation: Conversation, backend: str = "classic", batch_s
         # build of a process.
         return {"backend": "classic", "batches": len(batches), "calls": 0, "prompt_tokens": 0,
                 "est_seconds": round(5.0 + n_utts / 20, 1)}
-    from .llm.tokens import count_tokens
+    from ..llm.tokens import count_tokens
 
     transcript = sum(count_tokens(f"{u.speaker}: {u.display_text()}") for u in conversation.utterances())
     calls_per_batch = 1 if fused else len(tuple(modules))

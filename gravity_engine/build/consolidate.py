@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from .anchors import AnchorSet, Entity, Event, Topic
-from .conversation import Conversation
-from .merging import _absorb, _extend_unique, name_key, record_merge, slug, type_weight, typed_by_context, unmerge
+from ..anchors import AnchorSet, Entity, Event, Topic
+from ..conversation import Conversation
+from ..merging import _absorb, _extend_unique, name_key, record_merge, slug, type_weight, typed_by_context, unmerge
 
 class _EntityIndex:
     def __init__(self) -> None:
@@ -88,7 +88,7 @@ def _short_org_merges(entities: list[Entity], speaker_keys: set[str]) -> list[En
     "Cedar Valley Clinic", "St. Aurelia" -> "St. Aurelia Hospital"), unless the short name is a region or a
     town of at least ``KNOWN_TOWN`` people ("Cardiff" of "Cardiff University" is the city; a Cedar Valley of
     8,000 in Canada is not what a chat about Cedar Valley Clinic means)."""
-    from .places import candidates
+    from ..places import candidates
 
     orgs = [(e, name_key(e.name).split()) for e in entities if e.type == "organization"]
     removed: set[int] = set()
@@ -275,7 +275,7 @@ def set_seen_times(entities: list[Entity], conversation: Conversation) -> None:
 
 def unmerge_store(store, entity_id: str, alias: str, embedder):
     """``unmerge`` on a loaded store, with the entity embeddings recomputed; the store is not saved."""
-    from .store import AnchorStore, embed_anchors
+    from ..store import AnchorStore, embed_anchors
 
     anchors = unmerge(store.anchors, entity_id, alias)
     embeddings = embed_anchors(anchors, embedder)  # entity rows and lines changed; all in one encoder call
