@@ -62,13 +62,14 @@ app: setup
 	$(PY) -m app_services.auth $(ADDRESS)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
-# Two processes, each taking whole files (their module fixtures, servers and stores, are set up once): 12.6 min
-# against 20 in one process on a 2-core machine, where much of a test's time is waiting on a browser or a server.
+# Three processes, each taking whole files (their module fixtures, servers and stores are set up once): on a 2-core
+# machine 9.0 min, against 12.6 with two and about 20 with one: most of a test's time is waiting on a browser, a
+# server or a build in a subprocess.
 test: setup browser local-llm
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PY) -m pytest -q -n 3 --dist loadfile
 
 test-fast: setup
-	$(PY) -m pytest -q -n 2 --dist loadfile -m "not e2e"
+	$(PY) -m pytest -q -n 3 --dist loadfile -m "not e2e"
 
 # Rebuild the prebuilt sample store after a change to the extractor or the sample conversation.
 samples: setup

@@ -10,7 +10,7 @@ import streamlit as st
 from app_services import studio
 from gravity_engine.conversation import Question
 from gravity_engine.errors import GravityError
-from gravity_engine.evaluate.stats import SLICES, sample_slice
+from gravity_engine.eval.evaluate.stats import SLICES, sample_slice
 from gravity_engine.viz import evaluation as eviz
 from app_pages._ui import llm_config, query_config, require_store, selectable_hosts, store_embedder
 
@@ -31,7 +31,7 @@ questions = [Question.model_validate({**q, "category": str(q.get("category", "")
 fmt = store.conversation.format if store.conversation else ""
 dataset = fmt if fmt in ("locomo", "longmemeval") else "sample"
 
-from gravity_engine.measure import plain_category, summarize_with_intervals  # noqa: E402
+from gravity_engine.eval.measure import plain_category, summarize_with_intervals  # noqa: E402
 
 try:
     llm_cfg = llm_config()
@@ -69,7 +69,7 @@ with st.container(border=True):
                    disabled=not slice_ or not host_names or busy, icon=":material/play_arrow:")
 
 if go:
-    from gravity_engine.measure import MeasureSettings
+    from gravity_engine.eval.measure import MeasureSettings
 
     job = studio.EvaluationJob(store=store, questions=slice_, hosts=list(host_names), dataset=dataset,
                                settings=MeasureSettings(budget=int(budget), config=query_config("full")),

@@ -11,7 +11,7 @@ from app_services import studio
 from gravity_engine.curate import edits as ed
 from gravity_engine.curate.review import ReviewItem, gold_miss_lines, review
 from gravity_engine.errors import GravityError
-from gravity_engine.gold import ENTITY_TYPES, gold_from_dict
+from gravity_engine.eval.gold import ENTITY_TYPES, gold_from_dict
 from app_pages._ui import load_store, md_escape, quote_table, require_store, store_embedder
 
 st.title("Review anchors")

@@ -455,7 +455,7 @@ class EvaluationJob(BackgroundJob):
     resume = start
 
     def _work(self) -> None:
-        from gravity_engine.measure import measure_conversation
+        from gravity_engine.eval.measure import measure_conversation
         from gravity_engine.query.pipeline import GravityQuery
 
         gq = GravityQuery(self.store, self.embedder, self.settings.config)

@@ -102,7 +102,7 @@ def main() -> None:
         embedder = FakeEmbedder()
         args.stores = args.stores / "fake-embedder"
 
-    from gravity_engine.evaluate import EvalSettings, run_evaluation
+    from gravity_engine.eval.evaluate import EvalSettings, run_evaluation
     from gravity_engine.llm import LLMConfig, OpenAIClient
 
     if LOCOMO.is_file():

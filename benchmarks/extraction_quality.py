@@ -2,7 +2,7 @@
 
 Builds every gold conversation of a set (``<name>.jsonl`` + ``<name>.gold.json``, format in
 ``docs/gold_format.md``) with a backend into a temporary directory, scores the anchors with
-``gravity_engine.gold.score_store`` and prints, per set, one row per conversation plus the mean:
+``gravity_engine.eval.gold.score_store`` and prints, per set, one row per conversation plus the mean:
 
   entity recall, entity-type accuracy, junk share (lower is better), relation recall and precision
   (n = store relations between two gold entities), fact recall, share of store events with a date,
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from gravity_engine.build import BACKENDS, build_store  # noqa: E402
 from gravity_engine.embed import DEFAULT_MODEL, get_embedder  # noqa: E402
-from gravity_engine.gold import (  # noqa: E402
+from gravity_engine.eval.gold import (  # noqa: E402
     GoldScore,
     check_against_conversation,
     find_gold_files,
@@ -123,9 +123,9 @@ def score_set(files: list[Path], backend: str, out_root: Path, embedder, fact_si
 
 def sample_coverage(backend: str, out_root: Path, embedder) -> tuple[list[list], list[str]]:
     """The sample's benchmark questions measured like the Evaluation page: rows per category and the misses."""
-    from gravity_engine.evaluate.items import read_questions_file
+    from gravity_engine.eval.evaluate.items import read_questions_file
     from gravity_engine.hosts import get_host
-    from gravity_engine.measure import MeasureSettings, measure_conversation
+    from gravity_engine.eval.measure import MeasureSettings, measure_conversation
     from gravity_engine.query.config import get_variant
 
     conv = load_conversation(SAMPLE)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gravity_engine.measure import context_covers, gold_parts
+from gravity_engine.eval.measure import context_covers, gold_parts
 
 
 @pytest.mark.parametrize("gold, context", [

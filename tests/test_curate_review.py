@@ -10,7 +10,7 @@ import pytest
 from gravity_engine.anchors import Entity, Event, FieldCheck, Relation, TopicSession
 from gravity_engine.curate.edits import find_ref, make_edit, record_edit
 from gravity_engine.curate.review import gold_miss_lines, review
-from gravity_engine.gold import load_gold, score_store
+from gravity_engine.eval.gold import load_gold, score_store
 from gravity_engine.store import AnchorStore, embed_anchors
 from gravity_engine.testing import FakeEmbedder
 

@@ -10,8 +10,8 @@ import pytest
 from conftest import LOCOMO, requires_locomo
 from evaluate_fixtures import answer_of, first_user, prompt_name
 
-from gravity_engine.evaluate import EvalSettings, ResultsFile, build_report, run_evaluation
-from gravity_engine.evaluate.stats import score_table
+from gravity_engine.eval.evaluate import EvalSettings, ResultsFile, build_report, run_evaluation
+from gravity_engine.eval.evaluate.stats import score_table
 from gravity_engine.llm import OpenAIClient
 from gravity_engine.prompts import judge_longmemeval
 from gravity_engine.prompts.base import read_block

@@ -9,8 +9,8 @@ import pytest
 from evaluate_fixtures import (CONVERSATION_ID, EXPECTED_BASELINE, EXPECTED_FULL, EXPECTED_GAINS, EXPECTED_LOSSES,
                                QUESTIONS, answer_of, prompt_name, router, write_conversation, write_store)
 
-from gravity_engine.evaluate import EvalSettings, ResultsFile, build_report, plan_evaluation, run_evaluation
-from gravity_engine.evaluate.stats import gain_loss, score_table
+from gravity_engine.eval.evaluate import EvalSettings, ResultsFile, build_report, plan_evaluation, run_evaluation
+from gravity_engine.eval.evaluate.stats import gain_loss, score_table
 from gravity_engine.llm import OpenAIClient
 from gravity_engine.prompts import judge
 from gravity_engine.testing import FakeEmbedder

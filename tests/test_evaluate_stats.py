@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from gravity_engine.evaluate.f1 import locomo_f1, multi_part_f1, normalize_tokens, token_f1
-from gravity_engine.evaluate.report import accuracy_table, cell
-from gravity_engine.evaluate.results import ResultRow
-from gravity_engine.evaluate.stats import (accuracy, gain_loss, gain_regression, host_gains, jaccard, pairwise_jaccard,
+from gravity_engine.eval.evaluate.f1 import locomo_f1, multi_part_f1, normalize_tokens, token_f1
+from gravity_engine.eval.evaluate.report import accuracy_table, cell
+from gravity_engine.eval.evaluate.results import ResultRow
+from gravity_engine.eval.evaluate.stats import (accuracy, gain_loss, gain_regression, host_gains, jaccard, pairwise_jaccard,
                                            regression, score_table)
 
 

@@ -1,4 +1,4 @@
-"""The gold scorer (gravity_engine.gold) on small hand-made stores, gold-file errors, and the shipped gold files."""
+"""The gold scorer (gravity_engine.eval.gold) on small hand-made stores, gold-file errors, and the shipped gold files."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from gravity_engine.anchors import AnchorSet, Attribute, Entity, Event, KeyFact, Relation, Topic
 from gravity_engine.errors import InputError
-from gravity_engine.gold import (
+from gravity_engine.eval.gold import (
     check_against_conversation,
     find_gold_files,
     gold_from_dict,

@@ -126,7 +126,7 @@ def test_the_plugins_host_is_made_by_name_and_a_host_without_the_flag_is_refused
     script = textwrap.dedent("""
         from gravity_engine.errors import ConfigError
         from gravity_engine.hosts import get_host
-        from gravity_engine.measure_hosts import parse_hosts
+        from gravity_engine.eval.measure_hosts import parse_hosts
 
         host = get_host("probe", min_shared=2)
         print("MADE", type(host).__module__, host.min_shared)

@@ -14,7 +14,7 @@ from gravity_engine.hosts.base import BatchHost
 from gravity_engine.hosts.dense import cache_dir
 from gravity_engine.hosts.fullcontext import FullContextHost
 from gravity_engine.hosts.registry import BUILTIN_ORDER, GROUP, registered
-from gravity_engine.measure_hosts import parse_hosts
+from gravity_engine.eval.measure_hosts import parse_hosts
 from gravity_engine.testing import FakeEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from gravity_engine.cli import app
 from gravity_engine.errors import ConfigError, InputError
-from gravity_engine.evaluate import EvalSettings, ResultsFile, run_evaluation
-from gravity_engine.evaluate.judge import default_judge_model, load_judge_prompt, read_verdict
-from gravity_engine.evaluate.results import read_run_info
-from gravity_engine.evaluate.runner import make_eval_clients
-from gravity_engine.evaluate.stats import score_table
+from gravity_engine.eval.evaluate import EvalSettings, ResultsFile, run_evaluation
+from gravity_engine.eval.evaluate.judge import default_judge_model, load_judge_prompt, read_verdict
+from gravity_engine.eval.evaluate.results import read_run_info
+from gravity_engine.eval.evaluate.runner import make_eval_clients
+from gravity_engine.eval.evaluate.stats import score_table
 from gravity_engine.llm import OpenAIClient
 from gravity_engine.prompts import PROMPTS, judge_longmemeval
 from gravity_engine.prompts.base import read_block

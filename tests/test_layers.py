@@ -24,8 +24,7 @@ LAYERS = [
     ("build", "gravity_engine.build gravity_engine.scale"),
     ("hosts", "gravity_engine.hosts"),
     ("query", "gravity_engine.query"),
-    ("eval", "gravity_engine.measure gravity_engine.measure_hosts gravity_engine.evaluate gravity_engine.gold "
-             "gravity_engine.train"),
+    ("eval", "gravity_engine.eval"),
     ("curate", "gravity_engine.curate gravity_engine.comentions"),
     ("app services", "gravity_engine.viz app_services"),
     ("faces", "gravity_engine.cli gravity_engine.__main__ gravity_engine.testing app_pages app"),

@@ -178,7 +178,7 @@ def test_two_speakers_keep_the_rules_word_only():
 
 @pytest.mark.slow
 def test_training_is_seeded_and_writes_weights_thresholds_and_metrics(tmp_path):
-    from gravity_engine.train import train
+    from gravity_engine.eval.train import train
 
     data = tmp_path / "train"
     dev = tmp_path / "dev"

@@ -130,7 +130,7 @@ def test_ask_answers_with_and_without_gravity(local_config, embedder):
 def test_evaluate_answers_and_judges_with_the_real_model(tmp_path, local_config):
     from evaluate_fixtures import write_conversation, write_store
 
-    from gravity_engine.evaluate import EvalSettings, ResultsFile, run_evaluation
+    from gravity_engine.eval.evaluate import EvalSettings, ResultsFile, run_evaluation
     from gravity_engine.testing import FakeEmbedder
 
     conv, _ = write_conversation(tmp_path / "data")

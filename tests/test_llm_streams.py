@@ -163,7 +163,7 @@ def test_concurrency_auto_is_unset_and_an_env_auto_leaves_it_unset(monkeypatch):
 def test_evaluate_against_a_server_that_ignores_stream_finishes_its_slice(tmp_path, allow_local_llm):
     from evaluate_fixtures import write_conversation, write_store
 
-    from gravity_engine.evaluate import EvalSettings, run_evaluation
+    from gravity_engine.eval.evaluate import EvalSettings, run_evaluation
     from gravity_engine.testing import FakeEmbedder
 
     conv, _ = write_conversation(tmp_path / "data")

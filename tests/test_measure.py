@@ -10,7 +10,7 @@ from query_fixtures import _SESSIONS, make_anchor_set
 
 from gravity_engine.hosts import get_host
 from gravity_engine.loaders import load_conversations
-from gravity_engine.measure import (MeasureSettings, _norm_text, category_label, covers, gold_parts, measure_conversation,
+from gravity_engine.eval.measure import (MeasureSettings, _norm_text, category_label, covers, gold_parts, measure_conversation,
                                     run_measure, summarize)
 from gravity_engine.query.config import get_variant
 from gravity_engine.store import AnchorStore, embed_anchors
@@ -96,7 +96,7 @@ def test_run_measure_uses_existing_stores_and_writes_csv(tmp_path):
 
 
 def test_context_covers_reads_raw_text_line_by_line():
-    from gravity_engine.measure import context_covers
+    from gravity_engine.eval.measure import context_covers
 
     prompt = "- 2023-05-07 (7 May 2023); said \"yesterday\" | Caroline went to a support group\n- other line"
     assert context_covers("7 May 2023", prompt) is True

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from gravity_engine.errors import ConfigError
 from gravity_engine.hosts import get_host
 from gravity_engine.loaders import load_conversations
-from gravity_engine.measure import MeasureSettings, measure_conversation
-from gravity_engine.measure_hosts import (SCRIPTED_NOTE, CrossHostReport, HostResult, HostSpec, measure_hosts,
+from gravity_engine.eval.measure import MeasureSettings, measure_conversation
+from gravity_engine.eval.measure_hosts import (SCRIPTED_NOTE, CrossHostReport, HostResult, HostSpec, measure_hosts,
                                           measure_store_hosts, parse_hosts)
 from gravity_engine.query.config import get_variant
 from gravity_engine.testing import FakeEmbedder

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from gravity_engine.anchors import Event
-from gravity_engine.measure import (GROUNDED, NO_EVENT, NOT_PACKED, NOT_SELECTED, WRONG_DATE, MeasureRow, _grounded,
+from gravity_engine.eval.measure import (GROUNDED, NO_EVENT, NOT_PACKED, NOT_SELECTED, WRONG_DATE, MeasureRow, _grounded,
                                     format_stages, stage_counts, temporal_stage)
 
 REF = date(2023, 8, 1)

@@ -133,7 +133,7 @@ def test_local_ray_runs_one_task_per_conversation(tmp_path):
 
 
 def test_evaluate_workers_build_the_missing_stores_before_it_starts(tmp_path):
-    from gravity_engine.evaluate.runner import EvalSettings, plan_evaluation
+    from gravity_engine.eval.evaluate.runner import EvalSettings, plan_evaluation
     from gravity_engine.scale.run import prebuild_for_evaluation
 
     corpus = write_corpus(tmp_path / "corpus")

@@ -111,7 +111,7 @@ def test_measure_hands_the_stores_utterance_vectors_to_the_host(tmp_path):
     from test_measure import _locomo_file, _store_for
 
     from gravity_engine.loaders import load_conversations
-    from gravity_engine.measure import MeasureSettings, measure_conversation
+    from gravity_engine.eval.measure import MeasureSettings, measure_conversation
     from gravity_engine.query.config import get_variant
     from gravity_engine.store import embed_utterances
 

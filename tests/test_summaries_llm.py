@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from gravity_engine.cli import app
 from gravity_engine.errors import LLMError
-from gravity_engine.evaluate import EvalSettings, ResultsFile, run_evaluation
-from gravity_engine.evaluate.results import read_run_info
+from gravity_engine.eval.evaluate import EvalSettings, ResultsFile, run_evaluation
+from gravity_engine.eval.evaluate.results import read_run_info
 from gravity_engine.hosts import get_host
 from gravity_engine.llm import OpenAIClient
 from gravity_engine.prompts import summarize_batch

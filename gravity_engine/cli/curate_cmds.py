@@ -38,7 +38,7 @@ def review(store_dir: Path = typer.Argument(..., help="A store directory written
     """The anchors most likely wrong, ranked, with the reasons and the utterances they cite."""
     from ..curate.review import gold_miss_lines
     from ..curate.review import review as review_queue
-    from ..gold import load_gold
+    from ..eval.gold import load_gold
     from ..store import AnchorStore
 
     store = AnchorStore.load(store_dir)

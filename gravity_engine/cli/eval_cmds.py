@@ -11,10 +11,10 @@ from .app import app, friendly_errors
 
 
 def _accuracy_summary(out: Path) -> str:
-    from ..evaluate.items import CATEGORY_MAPPING
-    from ..evaluate.report import REAL_MODEL_NOTE, accuracy_table
-    from ..evaluate.results import load_results
-    from ..evaluate.stats import score_table
+    from ..eval.evaluate.items import CATEGORY_MAPPING
+    from ..eval.evaluate.report import REAL_MODEL_NOTE, accuracy_table
+    from ..eval.evaluate.results import load_results
+    from ..eval.evaluate.stats import score_table
 
     _, rows = load_results(out)
     if not rows:
@@ -30,7 +30,7 @@ def _accuracy_summary(out: Path) -> str:
 
 
 def _judge_prompt_label(settings) -> str:
-    from ..evaluate.judge import judge_prompt, load_judge_prompt
+    from ..eval.evaluate.judge import judge_prompt, load_judge_prompt
 
     if settings.judge_prompt is not None:
         return f"{load_judge_prompt(settings.judge_prompt).id} (from {settings.judge_prompt})"
@@ -81,7 +81,7 @@ def evaluate(
     from tqdm import tqdm
 
     from ..errors import ConfigError
-    from ..evaluate.runner import EvalSettings, make_eval_clients, plan_evaluation, run_evaluation
+    from ..eval.evaluate.runner import EvalSettings, make_eval_clients, plan_evaluation, run_evaluation
 
     names = [v.strip() for v in variants.split(",") if v.strip()]
     out = out or Path("results") / f"{dataset.lower()}-{host.lower()}"
@@ -156,7 +156,7 @@ def report(
 ) -> None:
     """Tables (accuracy per host × variant and category, ablations, gain/loss, Jaccard, regression),
     plots and case studies as a Markdown report."""
-    from ..evaluate.report import build_report
+    from ..eval.evaluate.report import build_report
     from ..query.config import get_variant
 
     target = out or Path(folders[0]).resolve().parent / "report"

@@ -14,7 +14,7 @@ from .app import app, friendly_errors
 def check_gold(paths: list[Path] = typer.Argument(..., help="Gold files (*.gold.json) or folders holding them."),
                quiet: bool = typer.Option(False, "--quiet", help="Print problems and the totals only.")) -> None:
     """Check gold annotations against their conversations and count what they hold (docs/gold_format.md)."""
-    from ..gold import check_against_conversation, find_gold_files, gold_stats, load_gold
+    from ..eval.gold import check_against_conversation, find_gold_files, gold_stats, load_gold
     from ..loaders import load_conversation
 
     files = [f for p in paths for f in (find_gold_files(p) if p.is_dir() else [p])]
@@ -58,7 +58,7 @@ def train(train_dir: Path = typer.Option(None, help="Annotated training conversa
                                                help="Keep the weights in --out; set their thresholds on DEV again.")
           ) -> None:
     """Train the classic extractor's learned heads (entity types, references, relations); see docs/learned.md."""
-    from .. import train as training
+    from ..eval import train as training
 
     if thresholds_only:
         training.retune(out or training.WEIGHTS, dev_dir or training.DEV_DIR, cache=cache)

@@ -145,15 +145,15 @@ def measure(
     and Gravity's query-path time beside each host's own search time."""
     from tqdm import tqdm
 
-    from ..measure import MeasureSettings
-    from ..measure_hosts import measure_hosts
+    from ..eval.measure import MeasureSettings
+    from ..eval.measure_hosts import measure_hosts
     from ..query.config import get_variant
     from ..testing.host_llm_routes import scripted_host_server
 
     settings = MeasureSettings(budget=budget, k=k, anchor_share=anchor_share, additive=additive,
                                config=get_variant(variant).with_(host_k=k))
     if workers is not None:
-        from ..measure import load_plan
+        from ..eval.measure import load_plan
         from ..scale.run import prebuild_for_measure
 
         _, plan = load_plan(dataset, path, conversation, limit)
@@ -204,7 +204,7 @@ def measure(
 def hosts_cmd() -> None:
     """Every registered host (entry point group gravity_engine.hosts): whether it can run here, what it needs."""
     from ..hosts import WITHOUT_ADAPTER, available_hosts
-    from ..measure_hosts import PRESETS
+    from ..eval.measure_hosts import PRESETS
 
     infos = available_hosts()
     width = max(len(n) for n in [*(h.name for h in infos), *PRESETS, *WITHOUT_ADAPTER]) + 2

@@ -232,7 +232,7 @@ def compare_measures(a: AnchorStore, b: AnchorStore, dataset: str = "locomo", ho
     both stores (the same host, questions and budget), and B minus A."""
     from ..errors import GravityError
     from ..hosts import get_host
-    from ..measure import measure_conversation, summarize
+    from ..eval.measure import measure_conversation, summarize
 
     conv = a.conversation or b.conversation
     questions = list(conv.questions) if conv is not None else []

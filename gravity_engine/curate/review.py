@@ -36,7 +36,7 @@ from ..merging import name_key
 from ..datecheck import far_date_reason
 from ..extract.classic.lexicon import KIN, NOT_NAMES, TIME_WORDS
 from ..extract.classic.names import suffix_type
-from ..gold import ENTITY_TYPES, TYPE_SYNONYMS, Gold, GoldIndex, GoldScore, normalize_type, predicate_readings, score_store
+from ..eval.gold import ENTITY_TYPES, TYPE_SYNONYMS, Gold, GoldIndex, GoldScore, normalize_type, predicate_readings, score_store
 from ..store import AnchorStore
 
 # Where a relation puts its ends: canonical predicate -> (subject type, object type); None: no cue.

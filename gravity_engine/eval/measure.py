@@ -50,16 +50,16 @@ from typing import Callable
 
 from pydantic import BaseModel
 
-from .conversation import Conversation, Question
-from .embed import Embedder
-from .errors import InputError
-from .hosts.base import Host, Memory
-from .query.config import FULL, Mode, QueryConfig
-from .query.inject import InjectedContext
-from .query.pipeline import GravityQuery, GravityResult
-from .query.session import Budget, HostSession, run_question
-from .text import normalize_token
-from .store import ANCHORS_FILE, AnchorStore, check_built_with, read_build_info
+from ..conversation import Conversation, Question
+from ..embed import Embedder
+from ..errors import InputError
+from ..hosts.base import Host, Memory
+from ..query.config import FULL, Mode, QueryConfig
+from ..query.inject import InjectedContext
+from ..query.pipeline import GravityQuery, GravityResult
+from ..query.session import Budget, HostSession, run_question
+from ..text import normalize_token
+from ..store import ANCHORS_FILE, AnchorStore, check_built_with, read_build_info
 
 LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
 LONGMEMEVAL_TYPES = {"single-session-user": "SSU", "single-session-assistant": "SSA",
@@ -319,7 +319,7 @@ def _gold_spans(gold: str, reference: date | None) -> list[_Span]:
     periods = [p for p in (_gold_date(part) for part in gold_parts(gold)) if p is not None and p.has_year]
     if periods:
         return periods
-    from .timeparse import find_time_expressions
+    from ..timeparse import find_time_expressions
 
     return [_Span(s.start, s.end, True) for s in find_time_expressions(gold, reference)]
 
@@ -524,7 +524,7 @@ def ensure_store(conversation: Conversation, runs_dir: Path, embedder: Embedder 
     if (out / ANCHORS_FILE).is_file():
         check_store_backend(out, backend)
         return AnchorStore.load(out), False
-    from .build import build_store
+    from ..build import build_store
 
     return build_store(conversation, out, backend=backend or "classic", embedder=embedder), True
 
@@ -562,7 +562,7 @@ def plan_questions(conversations: list[Conversation], limit: int | None = None) 
 def load_plan(dataset: str, path: str | Path, conversation: str | None = None,
               limit: int | None = None) -> tuple[str, list[tuple[Conversation, list[Question]]]]:
     """The dataset name checked and the conversations' questions to measure (``plan_questions``)."""
-    from .loaders import load_conversations
+    from ..loaders import load_conversations
 
     dataset = dataset.lower()
     if dataset not in ("locomo", "longmemeval"):

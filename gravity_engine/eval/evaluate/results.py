@@ -15,10 +15,10 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..errors import InputError
-from ..fileio import atomic_write_json
+from ...errors import InputError
+from ...fileio import atomic_write_json
 
-log = logging.getLogger("gravity_engine.evaluate")
+log = logging.getLogger("gravity_engine.eval.evaluate")
 
 RESULTS_FILE = "results.jsonl"
 RUN_FILE = "run.json"
@@ -51,7 +51,7 @@ class ResultRow(BaseModel):
     judge_prompt: str | None = None  # name@version
     judge_error: str | None = None
     f1: float | None = None  # LoCoMo token F1 by its per-category rule
-    # LLM-free measures of the context handed to the answer model (see gravity_engine.measure).
+    # LLM-free measures of the context handed to the answer model (see gravity_engine.eval.measure).
     evidence_recall: float | None = None  # evidence ids among the memories in this variant's prompt
     evidence_recall_host: float | None = None  # ... among the host's own top-k (the baseline's memories)
     answer_covered: bool | None = None  # gold answer tokens present in this variant's prompt

@@ -24,15 +24,15 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from .conversation import Question
-from .embed import Embedder
-from .errors import ConfigError, GravityError
-from .hosts import available_hosts, get_host, resolve
-from .hosts._optional import HostUnavailable
-from .llm.config import LLMConfig
+from ..conversation import Question
+from ..embed import Embedder
+from ..errors import ConfigError, GravityError
+from ..hosts import available_hosts, get_host, resolve
+from ..hosts._optional import HostUnavailable
+from ..llm.config import LLMConfig
 from .measure import (MeasureRow, MeasureSettings, Progress, ensure_store, format_table, load_plan,
                       measure_conversation, summarize, variant_slug, write_csv, write_summary_csv)
-from .store import ANCHORS_FILE, AnchorStore
+from ..store import ANCHORS_FILE, AnchorStore
 
 # Starts an OpenAI-compatible server for hosts that call an LLM at ingest; it has ``base_url`` and
 # ``chat_requests()`` (the calls so far, so each host's are counted) and stops when the context ends.
@@ -290,7 +290,7 @@ def _llm_label(cfg: LLMConfig) -> str:
 def _run(plan: list[tuple[AnchorStore, list[Question]]], specs: list[HostSpec], dataset: str,
          settings: MeasureSettings, embedder: Embedder | None, progress: Progress | None, status: Status | None,
          llm: LLMConfig | None, scripted_llm: ScriptedLLM | None) -> tuple[list[HostResult], dict[str, str]]:
-    from .query.pipeline import GravityQuery, resolve_embedder
+    from ..query.pipeline import GravityQuery, resolve_embedder
 
     say = status or (lambda _m: None)
     if embedder is None and plan:
@@ -308,7 +308,7 @@ def _run(plan: list[tuple[AnchorStore, list[Question]]], specs: list[HostSpec], 
         server = None
         needs_llm = [s for s in specs if s.llm_at_ingest]
         if needs_llm and scripted_llm is not None:
-            from .llm.guard import allow_local_model_requests
+            from ..llm.guard import allow_local_model_requests
 
             server = stack.enter_context(scripted_llm())
             stack.enter_context(allow_local_model_requests())

@@ -23,21 +23,21 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from ..embed import CachingEmbedder
-from ..errors import ConfigError, LLMError
-from ..llm.config import DEFAULT_MODEL
+from ...embed import CachingEmbedder
+from ...errors import ConfigError, LLMError
+from ...llm.config import DEFAULT_MODEL
 from ..measure import _grounded, _norm_text, check_store_backend, covers, injected_events
-from ..extract.base import DEFAULT_BATCH_SIZE, make_batches
-from ..hosts.dense import ingest_with_vectors
-from ..query.config import Mode, QueryConfig, get_variant
-from ..query.summaries import SUMMARIES_FILE, write_model_summaries
-from ..store import ANCHORS_FILE
+from ...extract.base import DEFAULT_BATCH_SIZE, make_batches
+from ...hosts.dense import ingest_with_vectors
+from ...query.config import Mode, QueryConfig, get_variant
+from ...query.summaries import SUMMARIES_FILE, write_model_summaries
+from ...store import ANCHORS_FILE
 from .f1 import locomo_f1, token_f1
 from .items import EvalItem, category_label, is_abstention, load_items, select_items
 from .judge import default_judge_model, judge_answer, judge_prompt, load_judge_prompt
 from .results import RESULTS_FILE, ResultRow, ResultsFile, RunInfo, read_run_info, write_run_info
 
-log = logging.getLogger("gravity_engine.evaluate")
+log = logging.getLogger("gravity_engine.eval.evaluate")
 
 # gpt-4o-mini: the judge of the published LoCoMo J scores; LongMemEval's is gpt-4o (``default_judge_model``).
 DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
@@ -277,7 +277,7 @@ class Runner:
         return store
 
     def _embedder_for(self, store):
-        from ..query.pipeline import resolve_embedder
+        from ...query.pipeline import resolve_embedder
 
         name = store.anchors.built_with.embedding_model or ""
         if name not in self._embedders:
@@ -285,8 +285,8 @@ class Runner:
         return self._embedders[name]
 
     def _prepare(self, store, session, gq, item: EvalItem, config: QueryConfig) -> _Job:
-        from ..query.pipeline import ask
-        from ..query.session import Budget
+        from ...query.pipeline import ask
+        from ...query.session import Budget
 
         s = self.settings
         q = item.question
@@ -319,7 +319,7 @@ class Runner:
 
     # --- worker threads: the endpoint ---------------------------------------------------------------
     def _finish(self, job: _Job, results: ResultsFile) -> ResultRow:
-        from ..prompts.answer import NAME, VERSION
+        from ...prompts.answer import NAME, VERSION
 
         s = self.settings
         q = job.item.question
@@ -368,10 +368,10 @@ class Runner:
                            f"{self._last_error}); finished rows are saved, fix the endpoint and run again to resume")
 
     def run(self, plan: EvalPlan | None = None) -> EvalSummary:
-        from ..hosts import get_host
-        from ..query.config import FULL
-        from ..query.pipeline import GravityQuery
-        from ..query.session import HostSession
+        from ...hosts import get_host
+        from ...query.config import FULL
+        from ...query.pipeline import GravityQuery
+        from ...query.session import HostSession
 
         s = self.settings
         started = time.perf_counter()
@@ -432,8 +432,8 @@ class Runner:
         return summary
 
     def _write_run_info(self, plan: EvalPlan) -> None:
-        from ..prompts.answer import PROMPT as ANSWER
-        from ..prompts.summarize_batch import PROMPT as SUMMARIZE
+        from ...prompts.answer import PROMPT as ANSWER
+        from ...prompts.summarize_batch import PROMPT as SUMMARIZE
 
         s = self.settings
         old = read_run_info(s.out)
@@ -484,7 +484,7 @@ def make_eval_clients(answer_model: str | None = None, judge_model: str | None =
     LongMemEval, gpt-4o-mini for LoCoMo and custom sets)."""
     import os
 
-    from ..llm import LLMConfig, OpenAIClient, ResponseCache
+    from ...llm import LLMConfig, OpenAIClient, ResponseCache
 
     base = LLMConfig.from_env()
     judge = judge_model or os.environ.get("GRAVITY_JUDGE_MODEL", "").strip() or default_judge_model(dataset or "")

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .anchors import AnchorSet, Entity, Event
-from .errors import InputError
-from .vocabulary import (  # noqa: F401  (the gold format's vocabulary, re-exported for its readers)
+from ..anchors import AnchorSet, Entity, Event
+from ..errors import InputError
+from ..vocabulary import (  # noqa: F401  (the gold format's vocabulary, re-exported for its readers)
     ENTITY_TYPES,
     PREDICATE_READINGS,
     SYMMETRIC,

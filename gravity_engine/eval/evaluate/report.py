@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import atomic_write_text
-from ..llm.guard import is_loopback_url
+from ...errors import InputError
+from ...fileio import atomic_write_text
+from ...llm.guard import is_loopback_url
 from .items import CATEGORY_MAPPING, category_label
 from .results import ResultRow, RunInfo, load_results
 from .stats import (BASELINE, Acc, HostGains, ScoreLine, gain_regression, host_gains, pairwise_jaccard, score_table,

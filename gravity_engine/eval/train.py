@@ -21,19 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-from .anchors import AnchorSet
-from .conversation import Conversation
-from .extract.base import make_batches
-from .extract.classic import EXTRACTOR_VERSION, ClassicExtractor
-from .extract.learned.apply import Decisions, decide, views, write_back
-from .extract.learned.encoder import TokenEncoder, get_token_encoder
-from .extract.learned.features import LABELS, SYMMETRIC, TYPE_LABELS, Scene, canonical_predicate
-from .extract.learned.heads import HEADS, WEIGHTS, Head, Models
-from .extract.learned.proposals import propose_names
-from .fileio import atomic_write_text
+from .. import __version__
+from ..anchors import AnchorSet
+from ..conversation import Conversation
+from ..extract.base import make_batches
+from ..extract.classic import EXTRACTOR_VERSION, ClassicExtractor
+from ..extract.learned.apply import Decisions, decide, views, write_back
+from ..extract.learned.encoder import TokenEncoder, get_token_encoder
+from ..extract.learned.features import LABELS, SYMMETRIC, TYPE_LABELS, Scene, canonical_predicate
+from ..extract.learned.heads import HEADS, WEIGHTS, Head, Models
+from ..extract.learned.proposals import propose_names
+from ..fileio import atomic_write_text
 from .gold import Gold, GoldIndex, find_gold_files, load_gold, mention_spans, normalize_type, score_store
-from .loaders import load_conversation
+from ..loaders import load_conversation
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN_DIR = ROOT / "sample_data" / "train"
@@ -58,7 +58,7 @@ def rule_anchors(conversation: Conversation, cache: Path | None = None) -> Ancho
     path = cache / f"{key[:24]}.json" if cache else None
     if path is not None and path.exists():
         return AnchorSet.model_validate_json(path.read_text(encoding="utf-8"))
-    from .build.consolidate import consolidate_entities  # the build layer's merge step
+    from ..build.consolidate import consolidate_entities  # the build layer's merge step
 
     extractor = ClassicExtractor(learned=False)
     results = []

@@ -30,11 +30,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ..errors import InputError, LLMError
-from ..llm.config import DEFAULT_MODEL
-from ..prompts import PROMPTS, PromptTemplate
-from ..prompts import judge_longmemeval
-from ..prompts.base import Messages, escape_text
+from ...errors import InputError, LLMError
+from ...llm.config import DEFAULT_MODEL
+from ...prompts import PROMPTS, PromptTemplate
+from ...prompts import judge_longmemeval
+from ...prompts.base import Messages, escape_text
 
 LOCOMO_ADVERSARIAL = "5"
 CUSTOM_JUDGE = "judge_custom"
