@@ -4,7 +4,7 @@
 split, delete an anchor or a field, fix or set a date, add a relation with its evidence) is one JSON
 line saying who made it, when, what and why. ``AnchorStore.load`` replays the log (``apply_saved_edits``),
 so the corrections survive a rebuild or a ``build --update``: each edit names its anchor by a stable
-key (``keys.AnchorRef``), not by a volatile id. An edit whose anchor or field is no longer there is
+key (``anchor_keys.AnchorRef``), not by a volatile id. An edit whose anchor or field is no longer there is
 reported as *stale* with the reason, one already true of the build as *already*; none is dropped.
 Undo appends an ``undo`` record: the log is the history.
 
