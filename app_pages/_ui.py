@@ -161,7 +161,7 @@ def query_config(variant: str = "full"):
 
     base = get_variant(variant)
     overrides = dict(st.session_state.get("query_overrides", {}))
-    if not base.expand:
+    if not base.expansion.expand:
         overrides.pop("expansion_budget", None)
     return base.with_(**overrides) if overrides else base
 

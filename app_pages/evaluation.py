@@ -71,8 +71,9 @@ with st.container(border=True):
 if go:
     from gravity_engine.eval.measure import MeasureSettings
 
+    config = query_config("full").with_(total=int(budget))
     job = studio.EvaluationJob(store=store, questions=slice_, hosts=list(host_names), dataset=dataset,
-                               settings=MeasureSettings(budget=int(budget), config=query_config("full")),
+                               settings=MeasureSettings(config=config, budget=config.budget),
                                embedder=store_embedder(store), llm_config=llm_cfg).start()
     st.session_state["evaluation_job"] = job
     st.session_state["evaluation_store"] = store_key

@@ -63,7 +63,7 @@ def _memories(trace: dict) -> None:
         st.dataframe(pd.DataFrame(original["memories"], columns=["rank", "score", "session_id", "text"]),
                      hide_index=True, width="stretch")
     with right:
-        rule = trace["config"].get("fusion", "rrf")
+        rule = trace["config"].get("fusion_method", "rrf")
         how = (f"the host's first {trace['config'].get('fusion_keep', 0)} kept, then each expansion's best new memory"
                if rule == "slots" else "reciprocal-rank fusion")
         st.caption(f"After fusing the expansion queries' results ({how}); “brought by” names the search that "
@@ -234,8 +234,9 @@ if ask_clicked and question.strip():
     try:
         cfg = query_config(variant)
         wanted = tuple(m for m, on in (("entities", use_e), ("events", use_v), ("topics", use_t)) if on)
-        cfg = cfg.with_(modules=tuple(m for m in cfg.modules if m in wanted), expand=cfg.expand and use_x,
-                        temporal=cfg.temporal and use_r)
+        cfg = cfg.with_(modules=tuple(m for m in cfg.selection.modules if m in wanted),
+                        expand=cfg.expansion.expand and use_x,
+                        temporal_preservation=cfg.temporal.temporal_preservation and use_r)
         llm = None
         if llm_cfg is not None:
             from gravity_engine.llm import OpenAIClient

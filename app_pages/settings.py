@@ -134,24 +134,23 @@ st.session_state["embedding_model"] = st.text_input(
 
 st.subheader("Query path", anchor=False)
 st.caption("Defaults are the engine's; they apply to the playground and the evaluation.")
-ov = st.session_state["query_overrides"]
+defaults = FULL.options()
+cur = defaults | st.session_state["query_overrides"]
 k1, k2, k3 = st.columns(3)
-K_E = k1.number_input("K_E (entity profiles)", 0, 20, ov.get("K_E", FULL.K_E), key="settings_K_E")
-K_V = k2.number_input("K_V (event records)", 0, 30, ov.get("K_V", FULL.K_V), key="settings_K_V")
-K_T = k3.number_input("K_T (topic arcs)", 0, 10, ov.get("K_T", FULL.K_T), key="settings_K_T")
+K_E = k1.number_input("K_E (entity profiles)", 0, 20, cur["K_E"], key="settings_K_E")
+K_V = k2.number_input("K_V (event records)", 0, 30, cur["K_V"], key="settings_K_V")
+K_T = k3.number_input("K_T (topic arcs)", 0, 10, cur["K_T"], key="settings_K_T")
 s1, s2, s3 = st.columns(3)
-sigma = s1.slider("σ (minimum cosine)", -0.2, 0.9, float(ov.get("sigma", FULL.sigma)), 0.01, key="settings_sigma")
-slots = s2.number_input("Temporal slots R", 0, 10, ov.get("temporal_slots", FULL.temporal_slots),
-                        key="settings_slots")
-budget = s3.number_input("Expansion budget", 0, 20, ov.get("expansion_budget", FULL.expansion_budget),
-                         key="settings_budget")
+sigma = s1.slider("σ (minimum cosine)", -0.2, 0.9, float(cur["sigma"]), 0.01, key="settings_sigma")
+slots = s2.number_input("Temporal slots R", 0, 10, cur["temporal_slots"], key="settings_slots")
+budget = s3.number_input("Expansion budget", 0, 20, cur["expansion_budget"], key="settings_budget")
 a1, a2, a3 = st.columns(3)
-anchor_tokens = a1.number_input("Anchor tokens", 0, 4000, int(ov.get("anchor_budget", FULL.anchor_budget)), 50,
+anchor_tokens = a1.number_input("Anchor tokens", 0, 4000, int(cur["anchor_budget"]), 50,
                                 key="settings_anchor_budget",
                                 help="Most tokens the anchor blocks take; the best lines across modules go in first.")
-line_sigma = a2.slider("Line σ (minimum cosine of a line)", -0.2, 0.9, float(ov.get("line_sigma", FULL.line_sigma)),
-                       0.01, key="settings_line_sigma")
-line_words = a3.slider("Word share of a line", 0.0, 2.0, float(ov.get("line_lexical", FULL.line_lexical)), 0.05,
+line_sigma = a2.slider("Line σ (minimum cosine of a line)", -0.2, 0.9, float(cur["line_sigma"]), 0.01,
+                       key="settings_line_sigma")
+line_words = a3.slider("Word share of a line", 0.0, 2.0, float(cur["line_lexical"]), 0.05,
                        key="settings_line_lexical",
                        help="Added to a profile or topic line's cosine, times the share of the question's words the "
                             "line holds: picks the line that answers among a speaker's many similar ones. 0 = cosine "
@@ -159,7 +158,7 @@ line_words = a3.slider("Word share of a line", 0.0, 2.0, float(ov.get("line_lexi
 new = {"K_E": int(K_E), "K_V": int(K_V), "K_T": int(K_T), "sigma": float(sigma), "temporal_slots": int(slots),
        "expansion_budget": int(budget), "anchor_budget": int(anchor_tokens), "line_sigma": float(line_sigma),
        "line_lexical": round(float(line_words), 2)}
-st.session_state["query_overrides"] = {k: v for k, v in new.items() if v != getattr(FULL, k)}
+st.session_state["query_overrides"] = {k: v for k, v in new.items() if v != defaults[k]}
 if st.session_state["query_overrides"]:
     st.caption("Changed from the defaults: " + ", ".join(f"{k}={v}" for k, v in st.session_state["query_overrides"].items()))
 if st.button("Reset to defaults", key="settings_reset"):

@@ -133,7 +133,7 @@ def sample_coverage(backend: str, out_root: Path, embedder) -> tuple[list[list],
     store = build_store(conv, out_root / "sample", backend=backend, embedder=embedder)
     host = get_host("dense")
     host.ingest(conv)
-    settings = MeasureSettings(budget=1000, anchor_share=0.4, config=get_variant("full"))
+    settings = MeasureSettings(config=get_variant("full"))
     measured = measure_conversation(store, host, questions, "custom", settings, embedder=embedder)
     by_cat: dict[str, list] = {}
     for r in measured:

@@ -28,7 +28,7 @@ from gravity_engine.hosts import get_host  # noqa: E402
 from gravity_engine.loaders import load_conversations  # noqa: E402
 from gravity_engine.eval.measure import (MeasureSettings, ensure_store, format_stages, measure_conversation,  # noqa: E402
                                     plan_questions, stage_counts, stages_header, summarize)
-from gravity_engine.query.config import get_variant  # noqa: E402
+from gravity_engine.query.config import Budget, get_variant  # noqa: E402
 from gravity_engine.query.pipeline import GravityQuery  # noqa: E402
 from gravity_engine.store import AnchorStore  # noqa: E402
 
@@ -39,7 +39,7 @@ CATS = ["1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop"]
 CHOICES = [
     ("default", {}),
     ("dense widening on", {"widen": True}),
-    ("fusion rrf (the method's reading)", {"fusion": "rrf", "fusion_keep": 0}),
+    ("fusion rrf (the method's reading)", {"fusion_method": "rrf", "fusion_keep": 0}),
     ("fusion slots keeping 8", {"fusion_keep": 8}),
     ("no expansion (-exp)", {"expand": False}),
     ("expansions best lines first", {"expansion_merge": "score"}),
@@ -52,15 +52,6 @@ CHOICES = [
     ("events of a time question by compact text", {"temporal_event_lines": False}),
     ("temporal slots R 3", {"R": 3}),
 ]
-
-
-def parse_value(text: str):
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
 
 
 def load_stores(kind: str, runs: Path, plan, embedder) -> dict[str, AnchorStore]:
@@ -125,7 +116,7 @@ def main() -> None:
     ap.add_argument("--modes", default="equal,additive")
     ap.add_argument("--conversations", default=None, help="comma-separated ids (default: all ten)")
     ap.add_argument("--budget", type=int, default=1000)
-    ap.add_argument("--anchor-share", type=float, default=0.4)
+    ap.add_argument("--anchor-share", type=float, default=Budget().anchor_share)
     ap.add_argument("--set", action="append", default=[], help="a QueryConfig option, e.g. line_sigma=0.3 (repeatable)")
     ap.add_argument("--choices", action="store_true", help="measure each option of CHOICES (equal budget, full)")
     ap.add_argument("--diagnose", action="store_true", help="after each row, the stage that lost each temporal "
@@ -137,8 +128,6 @@ def main() -> None:
     convs = [c for c in load_conversations(args.data) if wanted is None or c.id in wanted]
     plan = plan_questions(convs)
     embedder = CachingEmbedder(get_embedder(), max_items=50_000)
-    overrides = dict(kv.split("=", 1) for kv in args.set)
-    overrides = {k: parse_value(v) for k, v in overrides.items()}
     n = sum(len(qs) for _, qs in plan)
     print(f"LoCoMo: {len(plan)} conversations, {n} questions (categories 1-4 in 'overall'); dense host, k=10, "
           f"{args.budget} context tokens, anchors at most {args.anchor_share:.0%} of them")
@@ -157,14 +146,14 @@ def main() -> None:
         print(f"[{kind} stores loaded in {time.perf_counter() - t0:.0f}s]")
         print(header())
         if args.choices:
-            jobs = [(name, get_variant("full").with_(**(overrides | opts)), "equal") for name, opts in CHOICES]
+            jobs = [(name, get_variant("full").with_typed(args.set).with_(**opts), "equal") for name, opts in CHOICES]
         else:
-            jobs = [(v, get_variant(v).with_(**overrides), m) for v in args.variants.split(",")
+            jobs = [(v, get_variant(v).with_typed(args.set), m) for v in args.variants.split(",")
                     for m in args.modes.split(",")]
         for name, config, mode in jobs:
-            settings = MeasureSettings(budget=args.budget, anchor_share=args.anchor_share, additive=mode == "additive",
-                                       config=config.with_(host_k=10))
-            rows, secs = run(stores, plan, host_for, settings.config, settings, embedder)
+            budget = Budget(total=args.budget, anchor_share=args.anchor_share, additive=mode == "additive")
+            settings = MeasureSettings(budget=budget, config=config.with_(host_k=10))
+            rows, secs = run(stores, plan, host_for, settings.run_config(), settings, embedder)
             print(line(f"{kind} / {name} / {mode}", summarize(rows), secs), flush=True)
             if args.diagnose:
                 print("  temporal questions by the stage that lost them:\n  " + stages_header())

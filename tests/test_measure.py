@@ -12,7 +12,7 @@ from gravity_engine.hosts import get_host
 from gravity_engine.loaders import load_conversations
 from gravity_engine.eval.measure import (MeasureSettings, _norm_text, category_label, covers, gold_parts, measure_conversation,
                                     run_measure, summarize)
-from gravity_engine.query.config import get_variant
+from gravity_engine.query.config import Budget, get_variant
 from gravity_engine.store import AnchorStore, embed_anchors
 from gravity_engine.testing import FakeEmbedder
 
@@ -67,14 +67,15 @@ def test_measure_rows_on_a_small_conversation(tmp_path):
     store = _store_for(conv, emb)
     host = get_host("dense", embedder=emb, use_cache=False)
     seen = []
-    settings = MeasureSettings(budget=200, k=3, anchor_share=0.5, config=get_variant("full").with_(host_k=3))
+    settings = MeasureSettings(k=3, config=get_variant("full").with_(host_k=3),
+                               budget=Budget(total=200, anchor_share=0.5))
     rows = measure_conversation(store, host, conv.questions, "locomo", settings, emb, lambda d, t: seen.append((d, t)))
     assert seen[-1] == (4, 4) and len(rows) == 4
     first = rows[0]
     assert first.category_label == "2 temporal" and first.recall_host == 1.0
     assert first.covered_host is False and first.covered_gravity is True  # "yesterday" resolved to 7 May 2023
     assert first.temporal_grounded is True
-    assert first.gravity_tokens <= settings.budget and first.host_tokens <= settings.budget
+    assert first.gravity_tokens <= settings.budget.total and first.host_tokens <= settings.budget.total
     assert rows[3].category == "5" and rows[3].covered_host is None and rows[3].recall_host is None
     summary = {s["category"]: s for s in summarize(rows)}
     assert summary["overall (excl. 5)"]["n"] == 3 and summary["2 temporal"]["temporal_grounding"] == 1.0
@@ -87,7 +88,7 @@ def test_run_measure_uses_existing_stores_and_writes_csv(tmp_path):
     runs = tmp_path / "runs"
     _store_for(conv, emb).save(runs / conv.id)
     report = run_measure("locomo", path, lambda: get_host("bm25"), runs, limit=3, embedder=emb,
-                         settings=MeasureSettings(budget=80, k=3))
+                         settings=MeasureSettings(k=3, budget=Budget(total=80)))
     assert report.built == [] and len(report.rows) == 3
     with open(report.csv_path, newline="") as fh:
         assert [r["question_id"] for r in csv.DictReader(fh)] == [r.question_id for r in report.rows]

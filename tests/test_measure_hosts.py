@@ -17,14 +17,14 @@ from gravity_engine.loaders import load_conversations
 from gravity_engine.eval.measure import MeasureSettings, measure_conversation
 from gravity_engine.eval.measure_hosts import (SCRIPTED_NOTE, CrossHostReport, HostResult, HostSpec, measure_hosts,
                                           measure_store_hosts, parse_hosts)
-from gravity_engine.query.config import get_variant
+from gravity_engine.query.config import Budget, get_variant
 from gravity_engine.testing import FakeEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _settings():
-    return MeasureSettings(budget=200, k=3, anchor_share=0.5, config=get_variant("full").with_(host_k=3))
+    return MeasureSettings(k=3, config=get_variant("full").with_(host_k=3), budget=Budget(total=200, anchor_share=0.5))
 
 
 @pytest.fixture

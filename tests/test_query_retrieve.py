@@ -34,8 +34,8 @@ def _reason(sel, store, anchor_id):
 def test_every_named_variant_is_selectable():
     assert set(VARIANTS) == {"full", "paper", "+E", "+V", "+T", "+EV", "+ET", "+VT", "-rrk", "-exp", "+Sum", "baseline"}
     assert get_variant("+EVT") is VARIANTS["full"]
-    assert get_variant("+e").modules == ("entities",)
-    assert get_variant("-RRK").rerank is False
+    assert get_variant("+e").selection.modules == ("entities",)
+    assert get_variant("-RRK").selection.rerank is False
     with pytest.raises(ConfigError, match="unknown variant"):
         get_variant("+Q")
 

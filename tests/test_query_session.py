@@ -10,7 +10,8 @@ from gravity_engine.hosts.base import Memory
 from gravity_engine.query import QueryConfig, ask
 from gravity_engine.query.config import get_variant
 from gravity_engine.query.pipeline import GravityQuery
-from gravity_engine.query.session import Budget, HostSession, fuse, fuse_slots, run_question
+from gravity_engine.query.config import Budget
+from gravity_engine.query.session import HostSession, fuse, fuse_slots, run_question
 
 QUESTION = "When did Caroline go to the LGBTQ support group?"
 
@@ -62,25 +63,24 @@ def test_a_host_on_the_same_model_searches_by_vector_and_nothing_is_encoded_twic
 def test_budgets_equal_additive_and_host_k(parts):
     store, gq, session = parts
     cfg = get_variant("full")
-    equal = run_question(gq, session, QUESTION, config=cfg, budget=Budget(total=120, anchor_share=0.4, pool=20))
+    equal = run_question(gq, session, QUESTION, config=cfg.with_(total=120, pool=20))
     assert equal.with_.anchors.total_tokens <= 48
     assert equal.without.tokens <= 120 and equal.with_.tokens <= 120
     assert equal.with_.memory_tokens <= 120 - equal.with_.anchors.total_tokens
-    additive = run_question(gq, session, QUESTION, config=cfg, budget=Budget(total=120, anchor_share=0.4, pool=20,
-                                                                            additive=True))
+    additive = run_question(gq, session, QUESTION, config=cfg.with_(total=120, pool=20, additive=True))
     assert additive.with_.anchors.total_tokens > 0  # anchors on top of the full memory budget
     assert additive.with_.memory_tokens <= 120 < additive.with_.tokens
     assert additive.without.memory_lines == equal.without.memory_lines
     plain = run_question(gq, session, QUESTION, config=cfg)  # ask's default: the host's k, anchors on top
     assert len(plain.without.memories) == min(10, len(plain.original))
-    assert plain.with_.anchors.total_tokens <= cfg.anchor_budget
+    assert plain.with_.anchors.total_tokens <= cfg.budget.anchor_budget
     lines = plain.with_.lines()
     assert lines[: len(plain.with_.memory_lines)] == plain.with_.memory_lines and "## Event Records" in lines
 
 
 def test_baseline_has_no_anchors_and_no_expansion(parts):
     store, gq, session = parts
-    run = run_question(gq, session, QUESTION, config=get_variant("baseline"), budget=Budget(total=200))
+    run = run_question(gq, session, QUESTION, config=get_variant("baseline").with_(total=200))
     assert run.with_ is run.without and not run.expanded and run.with_.anchors.total_tokens == 0
 
 
@@ -97,13 +97,14 @@ def test_ask_trace_keeps_line_ids_and_names_what_gravity_pushed_out(parts, fake_
 
 def test_paper_variant_is_the_methods_literal_reading():
     paper = get_variant("paper")
-    assert (paper.question_aware, paper.packing, paper.widen, paper.fusion) == (False, "anchors", False, "rrf")
-    assert paper.anchor_budget is None and get_variant("method") is paper
+    assert (paper.lines.question_aware, paper.lines.packing) == (False, "anchors")
+    assert (paper.selection.widen, paper.fusion.fusion_method) == (False, "rrf")
+    assert paper.budget.anchor_budget is None and get_variant("method") is paper
     full = get_variant("full")
-    assert full.question_aware and full.packing == "lines"
+    assert full.lines.question_aware and full.lines.packing == "lines"
     rrk = get_variant("-rrk")
-    changed = {k for k, v in rrk.model_dump().items() if v != full.model_dump()[k]}
-    assert changed == {"variant", "rerank"}  # -rrk changes exactly one thing
+    changed = {k for k, v in rrk.options().items() if v != full.options()[k]}
+    assert changed == {"rerank"} and rrk.mode == full.mode  # -rrk changes exactly one thing
 
 
 def _people():
@@ -155,23 +156,21 @@ def test_full_names_take_their_room_from_the_memories_under_an_equal_budget():
 
 def test_under_an_equal_budget_lines_worth_less_than_the_memory_they_push_out_give_their_room_back(parts):
     store, gq, session = parts
-    budget = Budget(total=150, anchor_share=0.4, pool=20)
-    full = get_variant("full")
+    full = get_variant("full").with_(total=150, pool=20)
     question = "What career is Caroline interested in?"
-    always = run_question(gq, session, question, config=full.with_(memory_floor=None), budget=budget)
-    strict = run_question(gq, session, question, config=full.with_(memory_floor=1.0), budget=budget)
+    always = run_question(gq, session, question, config=full.with_(memory_floor=None))
+    strict = run_question(gq, session, question, config=full.with_(memory_floor=1.0))
     assert always.with_.anchors.total_tokens > 0 and len(always.with_.memories) < len(always.without.memories)
     assert strict.with_.anchors.total_tokens < always.with_.anchors.total_tokens
     assert len(strict.with_.memories) > len(always.with_.memories)  # the room went back to the memories
     assert strict.with_.tokens <= 150
     # a temporal slot's event is pinned: it stays whatever the memories are worth
-    when = run_question(gq, session, QUESTION, config=full.with_(memory_floor=1.0), budget=budget)
+    when = run_question(gq, session, QUESTION, config=full.with_(memory_floor=1.0))
     pinned = [s.line.anchor_id for lines in when.with_.anchors.lines.values() for s in lines if s.pinned]
     assert pinned and all(s.pinned for lines in when.with_.anchors.lines.values() for s in lines)
-    additive = Budget(total=150, anchor_share=0.4, pool=20, additive=True)
-    on_top = [run_question(gq, session, question, config=full.with_(memory_floor=f), budget=additive).with_.anchors.text
+    on_top = [run_question(gq, session, question, config=full.with_(memory_floor=f, additive=True)).with_.anchors.text
               for f in (1.0, None)]
     assert on_top[0] == on_top[1]  # memories are not at stake when the anchors come on top
-    summaries = [run_question(gq, session, question, config=get_variant("+Sum").with_(memory_floor=f), budget=budget)
+    summaries = [run_question(gq, session, question, config=get_variant("+Sum").with_(memory_floor=f, total=150, pool=20))
                  .with_.anchors.text for f in (1.0, None)]
     assert summaries[0] and summaries[0] == summaries[1]  # summaries are no anchor lines: the floor leaves them be

@@ -9,6 +9,7 @@ import pytest
 from query_fixtures import make_store
 
 from gravity_engine.query import GravityQuery, QueryConfig
+from gravity_engine.query.config import FULL
 from gravity_engine.query.temporal import QuerySpan, detect, matching_events
 
 REF = date(2023, 8, 15)
@@ -63,7 +64,8 @@ def test_temporal_slots_keep_dated_events_regardless_of_similarity(fake_embedder
     statuses = {store.anchors.events[r].id: s for r, s in zip(sel.rows, sel.status)}
     assert statuses["v3"] == statuses["v4"] == "temporal slot"
     assert statuses["v1"] == "below sigma"
-    off = GravityQuery(store, fake_embedder, QueryConfig(sigma=0.99, temporal=False), count=WORDS).run("What happened in June 2023?")
+    off = GravityQuery(store, fake_embedder, FULL.with_(sigma=0.99, temporal_preservation=False),
+                       count=WORDS).run("What happened in June 2023?")
     assert off.modules["events"].kept == []
 
 

@@ -112,7 +112,7 @@ def test_measure_hands_the_stores_utterance_vectors_to_the_host(tmp_path):
 
     from gravity_engine.loaders import load_conversations
     from gravity_engine.eval.measure import MeasureSettings, measure_conversation
-    from gravity_engine.query.config import get_variant
+    from gravity_engine.query.config import Budget, get_variant
     from gravity_engine.store import embed_utterances
 
     conv = load_conversations(_locomo_file(tmp_path))[0]
@@ -120,7 +120,8 @@ def test_measure_hands_the_stores_utterance_vectors_to_the_host(tmp_path):
     store.utterance_vectors = embed_utterances(conv, FakeEmbedder())
     emb = RecordingEmbedder()
     host = get_host("dense", embedder=emb, use_cache=False)
-    settings = MeasureSettings(budget=200, k=3, anchor_share=0.5, config=get_variant("full").with_(host_k=3))
+    settings = MeasureSettings(k=3, config=get_variant("full").with_(host_k=3),
+                               budget=Budget(total=200, anchor_share=0.5))
     rows = measure_conversation(store, host, conv.questions, "locomo", settings, emb)
     memory_texts = {m.text for m in conversation_memories(conv, "utterance")}
     assert rows and host.reused_vectors and not memory_texts & set(emb.texts)

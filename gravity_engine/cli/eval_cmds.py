@@ -68,7 +68,8 @@ def evaluate(
     k: Optional[int] = typer.Option(None, min=1, help="Memories the host returns (default 10)."),
     budget: Optional[int] = typer.Option(None, min=50, help="Equal budget: context tokens for memories + anchors, the "
                                          "same with and without Gravity (default: the host's k memories, anchors on top)."),
-    anchor_share: float = typer.Option(0.4, min=0.0, max=1.0, help="With --budget: most of it the anchors take."),
+    anchor_share: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="With --budget: most of it the anchors "
+                                                 "take (default: the query settings')."),
     retry_errors: bool = typer.Option(False, help="Also redo rows whose judge failed (answer errors are always redone)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Serve repeated calls from the disk LLM cache."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (rows, calls, token estimate) and stop."),

@@ -11,10 +11,14 @@ import typer
 from .app import app, friendly_errors
 
 
-def _config(variant: str, no_gravity: bool, k: Optional[int]):
+_SET_HELP = ("A query option changed, NAME=VALUE (repeatable), e.g. --set line_sigma=0.3 --set memory_floor=none; "
+             "every option: docs/query-settings.md.")
+
+
+def _config(variant: str, no_gravity: bool, k: Optional[int], settings: Optional[list[str]] = None):
     from ..query.config import BASELINE, get_variant
 
-    config = BASELINE if no_gravity else get_variant(variant)
+    config = (BASELINE if no_gravity else get_variant(variant)).with_typed(settings or [])
     return config.with_(host_k=k) if k else config
 
 
@@ -95,6 +99,7 @@ def ask(
     no_gravity: bool = typer.Option(False, "--no-gravity", help="The host alone (no anchors, no expansion)."),
     question_date: Optional[str] = typer.Option(None, help="Date the question is asked (default: the last session's)."),
     k: Optional[int] = typer.Option(None, min=1, help="Memories the host returns (default 10)."),
+    settings: Optional[list[str]] = typer.Option(None, "--set", help=_SET_HELP),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the full JSON trace to this file."),
     prompt: bool = typer.Option(True, "--prompt/--no-prompt", help="Print the final prompt."),
 ) -> None:
@@ -103,7 +108,7 @@ def ask(
     from ..query import ask as run_ask
     from ..store import AnchorStore
 
-    config = _config(variant, no_gravity, k)
+    config = _config(variant, no_gravity, k, settings)
     store = AnchorStore.load(store_dir)
     memory = _host(host, host_config)
     try:
@@ -133,9 +138,11 @@ def measure(
     conversation: Optional[str] = typer.Option(None, "--conversation", "-c", help="Only this conversation (e.g. conv-26)."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N questions."),
     variant: str = typer.Option("full", help="Query variant (see ask --help)."),
+    settings: Optional[list[str]] = typer.Option(None, "--set", help=_SET_HELP),
     budget: int = typer.Option(1000, min=50, help="Total context tokens, the same for host alone and host + anchors."),
     k: int = typer.Option(10, min=1, help="k of evidence recall@k."),
-    anchor_share: float = typer.Option(0.4, min=0.0, max=1.0, help="Most of the budget the anchor blocks may take."),
+    anchor_share: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Most of the budget the anchor blocks "
+                                                 "may take (default: the query settings')."),
     additive: bool = typer.Option(False, "--additive", help="The method's mode: BUDGET tokens of memories on both "
                                   "sides, the anchors on top (at most anchor-share x budget)."),
     workers: Optional[int] = typer.Option(None, min=0, help="Build missing stores first with N worker processes "
@@ -150,8 +157,9 @@ def measure(
     from ..query.config import get_variant
     from ..testing.host_llm_routes import scripted_host_server
 
-    settings = MeasureSettings(budget=budget, k=k, anchor_share=anchor_share, additive=additive,
-                               config=get_variant(variant).with_(host_k=k))
+    config = get_variant(variant).with_typed(settings or []).with_(host_k=k, total=budget, additive=additive,
+                                        **({} if anchor_share is None else {"anchor_share": anchor_share}))
+    settings = MeasureSettings(k=k, config=config, budget=config.budget)
     if workers is not None:
         from ..eval.measure import load_plan
         from ..scale.run import prebuild_for_measure
@@ -179,10 +187,10 @@ def measure(
                    "SSP single-session-preference, MS multi-session, KU knowledge-update, TR temporal-reasoning).")
     if additive:
         typer.echo(f"Coverage: all gold-answer tokens in {budget} tokens of memories, with Gravity's anchors on top "
-                   f"(additive, at most {int(budget * anchor_share)} tokens).\n")
+                   f"(additive, at most {config.budget.anchor_cap()} tokens).\n")
     else:
         typer.echo(f"Coverage: all gold-answer tokens in a {budget}-token context, the same for host alone and host "
-                   f"+ anchors (equal budget; anchors at most {int(budget * anchor_share)} tokens).\n")
+                   f"+ anchors (equal budget; anchors at most {config.budget.anchor_cap()} tokens).\n")
     if report.any_scripted:
         typer.secho("SCRIPTED LLM: hosts marked * ingested through heuristic scripted answers on 127.0.0.1; their "
                     "numbers say nothing about the library's real quality.\n", fg=typer.colors.YELLOW, bold=True)

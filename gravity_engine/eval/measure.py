@@ -54,10 +54,10 @@ from ..conversation import Conversation, Question
 from ..embed import Embedder
 from ..errors import InputError
 from ..hosts.base import Host, Memory
-from ..query.config import FULL, Mode, QueryConfig
+from ..query.config import FULL, Budget, Mode, QueryConfig
 from ..query.inject import InjectedContext
 from ..query.pipeline import GravityQuery, GravityResult
-from ..query.session import Budget, HostSession, run_question
+from ..query.session import HostSession, run_question
 from ..text import normalize_token
 from ..store import ANCHORS_FILE, AnchorStore, check_built_with, read_build_info
 
@@ -295,15 +295,15 @@ class MeasureRow(BaseModel):
 
 @dataclass
 class MeasureSettings:
-    budget: int = 1000  # total context tokens, the same with and without Gravity
-    anchor_share: float = 0.4  # most of the budget anchors may take
     k: int = 10  # recall@k and the host's k for fusion
-    pool: int = 60  # memories fetched to fill the budget
-    additive: bool = False  # the method's mode: ``budget`` tokens of memories on both sides, anchors on top
     config: QueryConfig = field(default_factory=lambda: FULL)
+    # Both contexts are filled under this budget, whatever ``config.budget`` says: measuring compares at equal cost
+    # (or, with ``additive``, the method's mode).
+    budget: Budget = field(default_factory=lambda: Budget(total=1000))
 
-    def as_budget(self) -> Budget:
-        return Budget(total=self.budget, anchor_share=self.anchor_share, additive=self.additive, pool=self.pool)
+    def run_config(self) -> QueryConfig:
+        """``config`` under the measuring budget."""
+        return self.config.model_copy(update={"budget": self.budget})
 
 
 def _recall(evidence: list[str], memories: list[Memory]) -> float | None:
@@ -383,10 +383,9 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
 
     ``gravity``: a ``GravityQuery`` on ``store`` to share between hosts (its index is built once)."""
     settings = settings or MeasureSettings()
-    config = settings.config
+    config = settings.run_config()
     gq = gravity or GravityQuery(store, embedder, config)
     session = HostSession(host, store.conversation, gq.embedder, store.utterance_vectors)
-    budget = settings.as_budget()
     # Every question embedded in one encoder call; the path and the host then reuse the vectors.
     texts = [q.question for q in questions]
     vectors = gq.embedder.encode(texts) if texts else None
@@ -397,7 +396,7 @@ def measure_conversation(store: AnchorStore, host: Host, questions: list[Questio
     k = settings.k
     for i, q in enumerate(questions):
         gold = "" if q.answer is None else str(q.answer)
-        run = run_question(gq, session, q.question, q.question_date, config, k, budget, cache, qvec=vectors[i])
+        run = run_question(gq, session, q.question, q.question_date, config, k, cache, qvec=vectors[i])
         g = run.gravity
         host_text = _norm_text(run.without.lines())
         grav_text = _norm_text(run.with_.lines())

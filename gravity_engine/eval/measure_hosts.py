@@ -252,7 +252,7 @@ class CrossHostReport:
                  for r in [head] + body]
         lines.insert(1, "-" * len(lines[0]))
         return "\n".join(lines + [""] + self.notes() + [
-            f"recall and coverage: overall excl. category 5; coverage at {self.settings.budget} tokens for both; "
+            f"recall and coverage: overall excl. category 5; coverage at {self.settings.budget.total} tokens for both; "
             "ratio = Gravity query path p50 / host's own search p50 at k. measure embeds all questions in one batch "
             "first and a host on the anchors' model searches with those vectors, so neither time holds the query "
             "embedding here; benchmarks/query.py times the end-to-end query a user waits for (target <= 2x the "
@@ -298,7 +298,7 @@ def _run(plan: list[tuple[AnchorStore, list[Question]]], specs: list[HostSpec], 
     # One query path (and anchor index) per conversation, shared by every host; it is deterministic, so each
     # host gets the same anchors and expansions, and it runs beside each host's search so both are timed
     # under the same machine load.
-    shared = [GravityQuery(store, embedder, settings.config) for store, _ in plan]
+    shared = [GravityQuery(store, embedder, settings.run_config()) for store, _ in plan]
     for gq, (_, qs) in zip(shared, plan):
         gq.run(qs[0].question, qs[0].question_date)  # untimed warm-up
     total = len(specs) * sum(len(qs) for _, qs in plan)

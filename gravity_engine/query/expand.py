@@ -35,8 +35,9 @@ class Expansion:
 
 
 def module_queries(module: str, sel: LineSelection, config: QueryConfig) -> Iterator[Expansion]:
-    aware = config.question_aware and config.rerank
-    floor = config.line_sigma if config.expansion_sigma is None else config.expansion_sigma
+    aware = config.lines.question_aware and config.selection.rerank
+    floor = config.expansion.expansion_sigma
+    floor = config.lines.line_sigma if floor is None else floor
     per_anchor: dict[str, int] = {}
     for s in sel.for_module(module):
         ln = s.line
@@ -45,7 +46,7 @@ def module_queries(module: str, sel: LineSelection, config: QueryConfig) -> Iter
         if module == "topics" and not aware and not ln.field.startswith("key_facts"):
             continue  # the method: a topic's key facts and participant-topic pairs
         n = per_anchor.get(ln.anchor_id, 0)
-        if n >= config.per_anchor_queries:
+        if n >= config.expansion.per_anchor_queries:
             continue
         per_anchor[ln.anchor_id] = n + 1
         if s.vector is not None:
@@ -54,29 +55,29 @@ def module_queries(module: str, sel: LineSelection, config: QueryConfig) -> Iter
             yield Expansion(truncate_words(ln.search_text, _MAX_WORDS), module, ln.anchor_id, score=s.priority)
     if module == "topics" and not aware:
         for topic in sel.anchors.get("topics", []):
-            for p in topic.participants[: config.per_anchor_queries]:
+            for p in topic.participants[: config.expansion.per_anchor_queries]:
                 yield Expansion(f"{p} {topic.label}", module, topic.id)
 
 
 def expand(sel: LineSelection, config: QueryConfig, original: str = "") -> list[Expansion]:
     """At most ``expansion_budget`` queries, round-robin over ``expansion_order``, duplicates skipped."""
-    if not config.expand or config.expansion_budget == 0:
+    if not config.expansion.expand or config.expansion.expansion_budget == 0:
         return []
-    if config.expansion_merge == "score":
+    if config.expansion.expansion_merge == "score":
         return _by_score(sel, config, original)
     # A module with nothing to offer (no anchor, or no line close enough to the question) takes no
     # part; it cannot "run dry" and stop the others before they start.
     gens = {}
-    for m in config.expansion_order:
+    for m in config.expansion.expansion_order:
         queue = list(module_queries(m, sel, config)) if sel.anchors.get(m) else []
         if queue:
             gens[m] = iter(queue)
     seen = {" ".join(original.lower().split())}
     out: list[Expansion] = []
-    active = [m for m in config.expansion_order if m in gens]
-    while active and len(out) < config.expansion_budget:
+    active = [m for m in config.expansion.expansion_order if m in gens]
+    while active and len(out) < config.expansion.expansion_budget:
         for module in list(active):
-            if len(out) >= config.expansion_budget:
+            if len(out) >= config.expansion.expansion_budget:
                 break
             item = None
             for cand in gens[module]:
@@ -86,7 +87,7 @@ def expand(sel: LineSelection, config: QueryConfig, original: str = "") -> list[
                     item = cand
                     break
             if item is None:
-                if not config.continue_after_exhausted:
+                if not config.expansion.continue_after_exhausted:
                     return out
                 active.remove(module)
                 continue
@@ -96,7 +97,7 @@ def expand(sel: LineSelection, config: QueryConfig, original: str = "") -> list[
 
 def _by_score(sel: LineSelection, config: QueryConfig, original: str) -> list[Expansion]:
     """The best lines of all modules first (each module's own filters and per-anchor limits apply)."""
-    pool = [e for m in config.expansion_order if sel.anchors.get(m) for e in module_queries(m, sel, config)]
+    pool = [e for m in config.expansion.expansion_order if sel.anchors.get(m) for e in module_queries(m, sel, config)]
     pool.sort(key=lambda e: -(e.score if e.score == e.score else -1.0))  # NaN (a pair, no line) last
     seen = {" ".join(original.lower().split())}
     out: list[Expansion] = []
@@ -105,6 +106,6 @@ def _by_score(sel: LineSelection, config: QueryConfig, original: str) -> list[Ex
         if key and key not in seen:
             seen.add(key)
             out.append(e)
-        if len(out) >= config.expansion_budget:
+        if len(out) >= config.expansion.expansion_budget:
             break
     return out

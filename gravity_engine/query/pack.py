@@ -55,7 +55,7 @@ def score_lines(selected: dict[str, list], store, embedder, qvec: np.ndarray | N
     """Open the selected anchors into lines and score each one (see the module docstring); ``lexical`` (one
     value per line-table row) is added to the cosine of profile and topic lines."""
     out = LineSelection(anchors={m: list(selected.get(m) or []) for m in MODULES})
-    aware = config.question_aware and config.rerank and qvec is not None
+    aware = config.lines.question_aware and config.selection.rerank and qvec is not None
     if not any(out.anchors.values()):
         return out
     table = store.line_table()
@@ -84,7 +84,7 @@ def score_lines(selected: dict[str, list], store, embedder, qvec: np.ndarray | N
 
 
 def _order_key(config: QueryConfig):
-    if config.question_aware and config.rerank:
+    if config.lines.question_aware and config.selection.rerank:
         return lambda s: (-s.priority, s.anchor_rank, s.line.order)
     # Stored order: anchors by rank, each anchor's lines as stored (the method's and -rrk's reading).
     module_pos = {m: i for i, m in enumerate(BLOCK_ORDER)}
@@ -96,14 +96,14 @@ def _eligible(sel: LineSelection, config: QueryConfig, floor: float | None = Non
     memory a line would push out, when known), at most ``lines_per_anchor`` each."""
     per_anchor: dict[str, int] = {}
     out = []
-    aware = config.question_aware and config.rerank
+    aware = config.lines.question_aware and config.selection.rerank
     for s in sorted(sel.lines, key=_order_key(config)):
-        if aware and not s.pinned and s.line.module != "events" and not (s.score >= config.line_sigma):
+        if aware and not s.pinned and s.line.module != "events" and not (s.score >= config.lines.line_sigma):
             continue
         if floor is not None and not s.pinned and s.priority < floor:
             continue
         n = per_anchor.get(s.line.anchor_id, 0)
-        if s.line.module != "events" and n >= config.lines_per_anchor:
+        if s.line.module != "events" and n >= config.lines.lines_per_anchor:
             continue
         per_anchor[s.line.anchor_id] = n + 1
         out.append(s)
@@ -114,10 +114,10 @@ def pack_lines(sel: LineSelection, config: QueryConfig, budget: int | None,
                count: Callable[[str], int] = count_tokens, floor: float | None = None) -> InjectedContext:
     """The chosen lines rendered as blocks within ``budget`` tokens (None: the per-anchor limits only); lines
     scoring below ``floor`` are left out (temporal slots' events never)."""
-    if config.packing == "anchors":
+    if config.lines.packing == "anchors":
         return _pack_whole_anchors(sel, config, budget, count)
     chosen: list[ScoredLine] = []
-    packed = _Packed(config.line_redundancy)
+    packed = _Packed(config.lines.line_redundancy)
     used = 0
     opened: set[str] = set()
     blocks_open: set[str] = set()
@@ -169,7 +169,7 @@ def _pack_whole_anchors(sel: LineSelection, config: QueryConfig, budget: int | N
     by_anchor: dict[str, list[ScoredLine]] = {}
     for s in sorted(sel.lines, key=lambda s: s.line.order):
         lst = by_anchor.setdefault(s.line.anchor_id, [])
-        if s.line.module == "events" or len(lst) < config.lines_per_anchor:
+        if s.line.module == "events" or len(lst) < config.lines.lines_per_anchor:
             lst.append(s)
     keep = {m: [a.id for a in sel.anchors.get(m, [])] for m in MODULES}
 

@@ -27,7 +27,7 @@ from .expand import Expansion, expand
 from .index import AnchorIndex, Postings
 from .inject import BLOCK_TITLES, InjectedContext, answer_messages, count_tokens, prompt_text, render_summaries
 from .pack import LineSelection, pack_lines, score_lines
-from .session import Budget, HostSession, QuestionRun, memory_key, run_question
+from .session import HostSession, QuestionRun, memory_key, run_question
 from .retrieve import STATUS_NAMES, TEMPORAL_SLOT, ModuleSelection, select_module
 from .summaries import pick_summaries, store_summaries, summaries_kind, write_model_summaries
 from .names import FullNames
@@ -108,27 +108,25 @@ class GravityQuery:
         last = conv.last_time() if conv is not None else None
         return last.date() if last else None
 
-    _UNSET = object()
-
     def run(self, question: str, question_date: str | date | None = None, config: QueryConfig | None = None,
-            anchor_budget: int | None | object = _UNSET, qvec: np.ndarray | None = None) -> GravityResult:
+            qvec: np.ndarray | None = None) -> GravityResult:
         """Embed, detect time, retrieve and rerank per module, score and pack lines, expand (the timed path).
 
-        ``anchor_budget`` overrides ``config.anchor_budget`` (an equal-budget run sets its share);
-        ``qvec`` is the question's embedding when the caller has it already."""
+        The anchor blocks take at most ``config.budget.anchor_cap()`` tokens; ``qvec`` is the question's
+        embedding when the caller has it already."""
         config = config or self.config
-        budget = config.anchor_budget if anchor_budget is GravityQuery._UNSET else anchor_budget
+        budget = config.budget.anchor_cap()
         t = time.perf_counter
         timings: dict[str, float] = {}
         t0 = t()
-        qtime = temporal.detect(question, self.reference(question_date), config.recent_days)
+        qtime = temporal.detect(question, self.reference(question_date), config.temporal.recent_days)
         timings["temporal"] = (t() - t0) * 1000
         result = GravityResult(question=question, config=config, qtime=qtime, timings_ms=timings)
         if config.mode == Mode.none:
             return result
         t0 = t()
-        phrases = [phrase for _, phrase in qtime.event_refs] if "events" in config.modules else []
-        parts = question_parts(question) if config.question_parts else []
+        phrases = [phrase for _, phrase in qtime.event_refs] if "events" in config.selection.modules else []
+        parts = question_parts(question) if config.lines.question_parts else []
         part_vecs = None
         if qvec is None or phrases or parts:
             vectors = self.embedder.encode([question, *phrases, *parts])
@@ -153,7 +151,7 @@ class GravityQuery:
         qtokens = content_tokens(question)
         # Small products: BLAS runs on the thread count set at start (gravity_engine.threads), never changed here.
         for module in MODULES:
-            if module not in config.modules:
+            if module not in config.selection.modules:
                 continue
             sel = select_module(module, self.store, self.index, qvec, qtokens, config, qtime,
                                 self._rank_matrix(module, qtime, config), self._source_cos(module, qtime, config, qvec),
@@ -174,7 +172,7 @@ class GravityQuery:
     def _rank_matrix(self, module: str, qtime: temporal.QueryTime, config: QueryConfig) -> np.ndarray | None:
         """The vectors a module's candidates are reranked by: for a question about time, each event's line
         (``temporal_event_lines``); otherwise None, the stored anchor embeddings."""
-        if module != "events" or not config.temporal_event_lines or not (qtime.asks_when or qtime.has_expression):
+        if module != "events" or not config.temporal.temporal_event_lines or not self._about_time(module, qtime):
             return None
         table = self.store.line_table()
         if self._event_lines[0] is not table:
@@ -191,7 +189,7 @@ class GravityQuery:
         """For a question about time, each event's best cosine among the utterances it cites, from the host
         vectors the build stored (an event's words are a few; the utterance says what it was about)."""
         uv = self.store.utterance_vectors
-        if not (config.temporal_source_weight and self._about_time(module, qtime)) or uv is None \
+        if not (config.temporal.temporal_source_weight and self._about_time(module, qtime)) or uv is None \
                 or uv.model != self.embedder.name:
             return None
         if self._sources is None or self._sources[0] is not uv:
@@ -209,7 +207,7 @@ class GravityQuery:
         """For a question about time, ``temporal_lexical`` times the idf-weighted share of the question's
         word stems each event's text holds: "adopt" finds "adopted", which the cosine of a short line
         spread over names and dates may not rank first."""
-        if not (config.temporal_lexical and self._about_time(module, qtime)):
+        if not (config.temporal.temporal_lexical and self._about_time(module, qtime)):
             return None
         if self._stems is None:
             self._stems = Postings.build(len(self._rows["events"]),
@@ -219,12 +217,12 @@ class GravityQuery:
         if not total:
             return None
         score, _ = self._stems.score(q)
-        return (config.temporal_lexical * score / total).astype(np.float32)
+        return (config.temporal.temporal_lexical * score / total).astype(np.float32)
 
     def _line_lexical(self, question: str, config: QueryConfig) -> np.ndarray | None:
         """``line_lexical`` times the idf-weighted share of the question's word stems each anchor line holds
         (one value per row of the store's line table), or None when off or nothing matches."""
-        if not config.line_lexical:
+        if not config.lines.line_lexical:
             return None
         table = self.store.line_table()
         if self._line_stems[0] is not table:
@@ -236,7 +234,7 @@ class GravityQuery:
         if not total:
             return None
         score, _ = postings.score(q)
-        return (config.line_lexical * score / total).astype(np.float32)
+        return (config.lines.line_lexical * score / total).astype(np.float32)
 
     def _score_lines(self, result: GravityResult, qvec: np.ndarray, config: QueryConfig) -> LineSelection:
         """``qvec``: the question's vector, or a matrix of it and its parts' (``question_parts``)."""
@@ -284,7 +282,7 @@ class GravityQuery:
             probe.modules[module] = sel
             probe.selected[module] = [self._rows[module][r] for r in sel.kept]
         lines = self._score_lines(probe, qvec, full)
-        return max(pack_lines(lines, full, full.anchor_budget, self.count).total_tokens, 1)
+        return max(pack_lines(lines, full, full.budget.anchor_budget, self.count).total_tokens, 1)
 
 
 @dataclass
@@ -330,7 +328,7 @@ def module_traces(store: AnchorStore, gravity: GravityResult, max_candidates: in
                                         native_score=round(float(sel.native[i]), 4),
                                         cosine=None if np.isnan(cos) else round(cos, 4), rank=i + 1,
                                         kept=status[i] in ("kept", "temporal slot"), status=status[i]))
-        out[module] = ModuleTrace(module=module, k=gravity.config.k_for(module), n_anchors=len(rows),
+        out[module] = ModuleTrace(module=module, k=gravity.config.selection.k_for(module), n_anchors=len(rows),
                                   n_candidates=len(sel.rows), n_native=sel.n_native, n_widened=sel.n_widened,
                                   n_temporal=sel.n_temporal, matched_terms=sel.matched_terms,
                                   kept_ids=[rows[r].id for r in sel.kept], truncated=len(sel.rows) > max_candidates,
@@ -340,12 +338,12 @@ def module_traces(store: AnchorStore, gravity: GravityResult, max_candidates: in
 
 def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str = FULL,
         question_date: str | None = None, llm=None, embedder: Embedder | None = None,
-        gravity: GravityQuery | None = None, max_candidates: int = 200, budget: Budget | None = None,
+        gravity: GravityQuery | None = None, max_candidates: int = 200,
         session: HostSession | None = None) -> QueryResult:
     """Answer ``question`` with ``host`` alone and with Gravity; the answers need ``llm`` (else marked unavailable).
 
-    ``budget``: how the two contexts are filled (``session.Budget``; default: the host's k memories, anchors
-    on top within ``config.anchor_budget``). ``session``: a ``HostSession`` to reuse across questions."""
+    ``config.budget`` says how the two contexts are filled (default: the host's k memories, the anchors on top
+    within ``anchor_budget`` tokens). ``session``: a ``HostSession`` to reuse across questions."""
     if isinstance(config, str):
         config = get_variant(config)
     if store.conversation is None:
@@ -356,8 +354,8 @@ def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str
     if session is None or session.host is not host:
         session = HostSession(host, store.conversation, gq.embedder, store.utterance_vectors)
     t = time.perf_counter
-    k = config.host_k
-    run = run_question(gq, session, question, question_date, config, k, budget)
+    k = config.fusion.host_k
+    run = run_question(gq, session, question, question_date, config, k)
     g = run.gravity
     qdate = str(question_date) if question_date else None
     without = answer_messages(question, run.without.memory_lines, None, qdate)
@@ -379,7 +377,7 @@ def ask(store: AnchorStore, host: Host, question: str, config: QueryConfig | str
     trace = QueryTrace(
         question=question, question_date=qdate,
         reference_time=g.qtime.reference.isoformat() if g.qtime.reference else None,
-        variant=config.variant, config=config.model_dump(mode="json"), host=session.name,
+        variant=config.variant, config={"mode": config.mode.value} | config.options(), host=session.name,
         host_k=k, temporal=g.qtime.as_dict(), modules=module_traces(store, g, max_candidates),
         expansions=[ExpansionTrace(query=e.query, module=e.module, anchor_id=e.anchor_id,
                                    stored_vector=e.vector is not None) for e in g.expansions],

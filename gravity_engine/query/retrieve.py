@@ -106,13 +106,14 @@ def _entity_native(index: AnchorIndex, qtokens: list[str], config: QueryConfig) 
         reasons = _LazyEntityReasons(ent, {r: (e, f) for r, e, f in zip(rows[best].tolist(), hit_entries[best].tolist(), full)})
     # Fuzzy only for words that found no exact name token: typos and spelling variants ("Carolin").
     for tok in qtokens:
-        if tok in ent.postings.rows or len(tok) < config.fuzzy_min_len:
+        if tok in ent.postings.rows or len(tok) < config.selection.fuzzy_min_len:
             continue
         for length in range(len(tok) - 2, len(tok) + 3):
             choices = ent.vocab_by_len.get(length)
             if not choices:
                 continue
-            for cand, score, _ in process.extract(tok, choices, scorer=fuzz.ratio, score_cutoff=config.fuzzy_cutoff, limit=3):
+            for cand, score, _ in process.extract(tok, choices, scorer=fuzz.ratio,
+                                                  score_cutoff=config.selection.fuzzy_cutoff, limit=3):
                 matched.append(cand)
                 for e in ent.postings.rows[cand]:
                     row = int(ent.entry_entity[e])
@@ -134,10 +135,10 @@ def select_module(module: str, store: AnchorStore, index: AnchorIndex, qvec: np.
                   source_cos: np.ndarray | None = None, lexical: np.ndarray | None = None) -> ModuleSelection:
     """Candidates, rerank and top-K selection for one module (see the module docstring); ``matrix``: the
     vectors to rerank by, one row per anchor (default: the stored anchor embeddings); ``source_cos`` (a
-    cosine per row, -inf where none) is mixed into the rerank cosine by ``config.temporal_source_weight``
+    cosine per row, -inf where none) is mixed into the rerank cosine by ``config.temporal.temporal_source_weight``
     and ``lexical`` (a score per row) added to it."""
     n = index.n[module]
-    K = config.k_for(module)
+    K = config.selection.k_for(module)
     reason_text: dict[int, str] = {}
     codes = np.zeros(n, dtype=np.int8)
     if module == "entities":
@@ -151,24 +152,24 @@ def select_module(module: str, store: AnchorStore, index: AnchorIndex, qvec: np.
         codes[native > 0] = 4
     cand = np.flatnonzero(native > 0)
     n_native = len(cand)
-    rerank = config.rerank and qvec is not None and n > 0
+    rerank = config.selection.rerank and qvec is not None and n > 0
     matrix = (store.matrix(module) if matrix is None else matrix) if rerank else None
     n_widened = 0
     cos_all = None
-    if (rerank and config.widen and config.widen_k and K
-            and n_native < config.widen_min_factor * K and n_native < n):
+    if (rerank and config.selection.widen and config.selection.widen_k and K
+            and n_native < config.selection.widen_min_factor * K and n_native < n):
         # Only widening needs every row's cosine; otherwise the candidates' rows are enough (100k anchors).
         cos_all = matrix @ qvec
         pool = cos_all.copy()
         pool[cand] = -np.inf
-        take = min(config.widen_k, n - n_native)
+        take = min(config.selection.widen_k, n - n_native)
         extra = np.argpartition(-pool, take - 1)[:take] if take < n else np.arange(n)
         extra = extra[np.isfinite(pool[extra])]
         codes[extra] = DENSE
         cand = np.concatenate([cand, extra])
         n_widened = len(extra)
     temporal_rows = np.zeros(0, dtype=np.int64)
-    if module == "events" and qtime is not None and config.temporal and K:
+    if module == "events" and qtime is not None and config.temporal.temporal_preservation and K:
         if qtime.spans:
             temporal_rows = np.flatnonzero(matching_events(qtime.spans, index.event_start, index.event_end))
             new = np.setdiff1d(temporal_rows, cand, assume_unique=False)
@@ -178,13 +179,13 @@ def select_module(module: str, store: AnchorStore, index: AnchorIndex, qvec: np.
     if rerank:
         cos = cos_all[cand] if cos_all is not None else (matrix[cand] @ qvec if len(cand) else np.zeros(0, np.float32))
         if source_cos is not None and len(cand):
-            src, w = source_cos[cand], config.temporal_source_weight
+            src, w = source_cos[cand], config.temporal.temporal_source_weight
             cos = np.where(np.isfinite(src), (1 - w) * cos + w * src, cos).astype(np.float32)
         if lexical is not None and len(cand):
             cos = (cos + lexical[cand]).astype(np.float32)
         # "Tom ... and Priya": both named, so both outrank "Chicago Marathon", matched by "marathon" alone
         named = np.zeros(len(cand), dtype=np.int8)
-        if module == "entities" and config.named_first:
+        if module == "entities" and config.selection.named_first:
             named = (native[cand] >= FULL_NAME).astype(np.int8)
         order = np.lexsort((cand, -cos, -named))
     else:
@@ -206,10 +207,11 @@ def _assign(sel: ModuleSelection, K: int, config: QueryConfig, temporal_rows: np
     if K == 0:
         sel.status_codes = np.full(m, STATUS_NAMES.index(MODULE_OFF), dtype=np.int8)
         return
-    above = ~(sel.cosine < config.sigma) if config.rerank else np.ones(m, dtype=bool)
+    above = ~(sel.cosine < config.selection.sigma) if config.selection.rerank else np.ones(m, dtype=bool)
     slots = np.zeros(0, dtype=np.int64)  # positions in rank order
-    if sel.module == "events" and qtime is not None and config.temporal and config.temporal_slots:
-        r = min(config.temporal_slots, K)
+    reserved = config.temporal.temporal_slots if config.temporal.temporal_preservation else 0
+    if sel.module == "events" and qtime is not None and reserved:
+        r = min(reserved, K)
         if qtime.spans:
             slots = np.flatnonzero(np.isin(sel.rows, temporal_rows))[:r]
         elif qtime.asks_when:

@@ -5,17 +5,8 @@ the same model as the anchors (a ``VectorHost`` whose ``vector_model`` is the st
 the question's embedding and the expansion queries' stored embeddings, so nothing is encoded twice.
 ``run_question`` is the one path every caller takes: the host's search for the question, Gravity's anchors
 and expansion queries, the expansion searches, one fusion step, and one packing step that fills a context
-under a budget, for the host alone and for the host with Gravity. Callers read structured results (memories, anchor
-lines); nobody parses a rendered prompt back.
-
-Budgets (``Budget``):
-
-* ``total=None`` (``ask``'s default): the host's k memories (fused with the expansion results), the
-  anchors on top within ``QueryConfig.anchor_budget``;
-* ``total=N`` (equal budget, ``measure``'s default): both contexts get N tokens; with Gravity the
-  anchors take at most ``anchor_share`` of them and memories fill the rest;
-* ``total=N, additive=True`` (the method's mode): N tokens of memories on both sides, the anchors on
-  top within ``anchor_share * N``.
+under a budget (``QueryConfig.budget``, see ``config.Budget``), for the host alone and for the host with Gravity.
+Callers read structured results (memories, anchor lines); nobody parses a rendered prompt back.
 """
 
 from __future__ import annotations
@@ -27,7 +18,7 @@ import numpy as np
 
 from ..conversation import Conversation
 from ..hosts.base import BatchHost, Host, Memory, VectorHost, ingest_with_vectors
-from .config import Mode, QueryConfig
+from .config import Budget, Mode, QueryConfig
 from .inject import InjectedContext, count_tokens
 from .names import BLOCK as NAMES
 from .names import render as render_names
@@ -138,19 +129,6 @@ class HostSession:
 
 
 @dataclass
-class Budget:
-    total: int | None = None  # context tokens (memories, plus anchors unless additive); None: the host's k
-    anchor_share: float = 0.4  # most of ``total`` the anchors take
-    additive: bool = False  # anchors on top of ``total`` tokens of memories (the method's mode)
-    pool: int = 60  # memories fetched to fill a token budget
-
-    def anchor_cap(self, config: QueryConfig) -> int | None:
-        if self.total is None:
-            return config.anchor_budget
-        return int(self.total * self.anchor_share)
-
-
-@dataclass
 class ContextPack:
     """What one answer prompt holds: memory lines (the host's rendering) and the anchor blocks."""
 
@@ -217,39 +195,37 @@ def _add_full_names(gq, pack: ContextPack, budget: Budget) -> None:
 
 
 def run_question(gq, session: HostSession, question: str, question_date=None, config: QueryConfig | None = None,
-                 k: int | None = None, budget: Budget | None = None, line_cache: dict | None = None,
-                 qvec: np.ndarray | None = None) -> QuestionRun:
+                 k: int | None = None, line_cache: dict | None = None, qvec: np.ndarray | None = None) -> QuestionRun:
     """One question through the host alone and through host + Gravity (see the module docstring).
     ``qvec``: the question's embedding when the caller has it (``measure`` embeds all questions at once)."""
     config = config or gq.config
-    budget = budget or Budget()
-    k = k or config.host_k
+    budget = config.budget
+    k = k or config.fusion.host_k
     cache = line_cache if line_cache is not None else {}
     clock = time.perf_counter
     timings: dict[str, float] = {}
     depth = max(k, budget.pool) if budget.total is not None else k
     with_gravity = config.mode != Mode.none
-    cap = budget.anchor_cap(config)
     # Gravity first when the host searches by vector: the question is then embedded once, for both.
     g = None
     if session.by_vector and with_gravity and qvec is None:
-        g = gq.run(question, question_date, config, anchor_budget=cap)
+        g = gq.run(question, question_date, config)
         qvec = g.qvec
     t0 = clock()
     original = session.search(question, depth, qvec)
     timings["host_search"] = (clock() - t0) * 1000
     if g is None:
-        g = gq.run(question, question_date, config, anchor_budget=cap, qvec=qvec)
+        g = gq.run(question, question_date, config, qvec=qvec)
     fused = [(m, 0.0, [0]) for m in original[:k]]
     expanded: list[list[Memory]] = []
     t0 = clock()
     if with_gravity and g.expansions and not session.query_independent:
         expanded = session.search_expansions([e.query for e in g.expansions], [e.vector for e in g.expansions], k)
         lists = [original[:k]] + expanded
-        if config.fusion == "slots":
-            fused = fuse_slots(lists, k, config.fusion_keep)
+        if config.fusion.fusion_method == "slots":
+            fused = fuse_slots(lists, k, config.fusion.fusion_keep)
         else:
-            fused = fuse(lists, config.fusion_weights(len(expanded)), k, config.rrf_c, config.fusion_keep)
+            fused = fuse(lists, config.fusion.weights(len(expanded)), k, config.fusion.rrf_c, config.fusion.fusion_keep)
     timings["host_expanded_search"] = (clock() - t0) * 1000
     without = _fill(session, original if budget.total is not None else original[:k], budget.total, cache)
     if not with_gravity:
@@ -265,17 +241,18 @@ def run_question(gq, session: HostSession, question: str, question_date=None, co
             room = budget.total - anchors.total_tokens
         with_ = _fill(session, merged, room, cache)
         with_.anchors = anchors
-        if config.memory_floor is not None and config.mode == Mode.anchors and config.question_aware and \
-                config.rerank and room is not None and room != budget.total and len(with_.memories) < len(merged):
+        scored = config.mode == Mode.anchors and config.lines.question_aware and config.selection.rerank
+        if config.lines.memory_floor is not None and scored and room is not None and room != budget.total \
+                and len(with_.memories) < len(merged):
             # the first memory the anchors push out: lines worth less than it give their room back
             host_score = {memory_key(m): m.score for m in original}
             pushed = merged[len(with_.memories)]
-            floor = host_score.get(memory_key(pushed), pushed.score) + config.memory_floor
-            kept = pack_lines(g.lines, config, cap, gq.count, floor=floor)
+            floor = host_score.get(memory_key(pushed), pushed.score) + config.lines.memory_floor
+            kept = pack_lines(g.lines, config, budget.anchor_cap(), gq.count, floor=floor)
             if kept.total_tokens < anchors.total_tokens:
                 with_ = _fill(session, merged, budget.total - kept.total_tokens, cache)
                 with_.anchors = kept
-        if config.full_names and config.mode == Mode.anchors:
+        if config.lines.full_names and config.mode == Mode.anchors:
             _add_full_names(gq, with_, budget)
     timings.update(g.timings_ms)
     return QuestionRun(question=question, gravity=g, original=original, expanded=expanded, fused=fused,

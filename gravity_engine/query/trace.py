@@ -3,7 +3,8 @@
 Stable schema (``TRACE_VERSION``; fields are only ever added). Top level:
 
 * ``question``, ``question_date``, ``reference_time`` (what relative times were resolved against),
-  ``variant``, ``config`` (every QueryConfig field), ``host`` and ``host_k``;
+  ``variant``, ``config`` (the mode and every query option by its name, as ``--set`` takes them), ``host``
+  and ``host_k``;
 * ``temporal``: ``{reference, spans: [{text, start, end, kind}], asks_when, unresolved}``;
 * ``modules``: ``{entities|events|topics: {k, n_anchors, n_candidates, n_native, n_widened,
   n_temporal, matched_terms, truncated, kept_ids, candidates: [...]}}``; each candidate has

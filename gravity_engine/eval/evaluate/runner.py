@@ -70,9 +70,9 @@ class EvalSettings(BaseModel):
     include_adversarial: bool = True  # LoCoMo category 5: run and report apart (never in J)
     host_k: int | None = Field(None, ge=1)
     # None: the host's k memories with the anchors on top (the method's prompt); N: an equal budget of N
-    # context tokens, the anchors taking at most anchor_share of it (as ``measure``).
+    # context tokens, the anchors taking at most anchor_share of it (as ``measure``; None: the query settings').
     budget: int | None = Field(None, ge=50)
-    anchor_share: float = Field(0.4, ge=0.0, le=1.0)
+    anchor_share: float | None = Field(None, ge=0.0, le=1.0)
     retry_errors: bool = False  # also redo rows whose judge failed
     judge_prompt: Path | None = None  # a published judge's exact text as a template (``judge.load_judge_prompt``)
     max_consecutive_errors: int = Field(10, ge=1)
@@ -81,9 +81,8 @@ class EvalSettings(BaseModel):
         """The variants' configs, deduplicated, canonical names ('+EVT' -> 'full')."""
         seen: dict[str, QueryConfig] = {}
         for name in self.variants:
-            config = get_variant(name)
-            if self.host_k:
-                config = config.with_(host_k=self.host_k)
+            changes = {"host_k": self.host_k, "total": self.budget, "anchor_share": self.anchor_share}
+            config = get_variant(name).with_(**{k: v for k, v in changes.items() if v is not None})
             seen.setdefault(config.variant, config)
         if not seen:
             raise ConfigError("choose at least one variant (e.g. --variants baseline,full)")
@@ -160,7 +159,7 @@ def plan_evaluation(settings: EvalSettings, items: list[EvalItem] | None = None)
         if settings.host == "fullcontext":
             memories = min(total_chars / 4, 100_000)
         else:
-            memories = c.host_k * (mean_chars / 4 + 14)  # + the timestamp and ids on each memory line
+            memories = c.fusion.host_k * (mean_chars / 4 + 14)  # + the timestamp and ids on each memory line
         q = len(it.question.question) / 4
         gold = len(it.question.answer or "") / 4
         anchors = 0 if c.mode == Mode.none else _ANCHOR_TOKENS
@@ -286,14 +285,12 @@ class Runner:
 
     def _prepare(self, store, session, gq, item: EvalItem, config: QueryConfig) -> _Job:
         from ...query.pipeline import ask
-        from ...query.session import Budget
 
         s = self.settings
         q = item.question
         t0 = time.perf_counter()
-        budget = Budget(total=s.budget, anchor_share=s.anchor_share)
         result = ask(store, session.host, q.question, config, question_date=q.question_date, gravity=gq,
-                     budget=budget, session=session)
+                     session=session)
         messages = result.messages_with
         gold = None if q.answer is None else str(q.answer)
         abstention = is_abstention(s.dataset, q)
