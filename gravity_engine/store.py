@@ -148,6 +148,29 @@ def check_built_with(info: BuildInfo, where: str | Path, advice: str = "", **exp
         raise StoreError(f"{where} was built with {', '.join(diffs)}" + (f"; {advice}" if advice else ""))
 
 
+def check_store_backend(folder: Path, backend: str | None) -> None:
+    """Refuse a store in ``folder`` that another backend than ``backend`` built (None: any backend)."""
+    if backend is None:
+        return
+    info = read_build_info(folder)
+    check_built_with(info, folder, f"score it with --backend {info.backend}, or give another stores folder "
+                     f"(--stores) to build {backend} stores in", backend=backend)
+
+
+def load_conversation_store(conversation: Conversation, stores_dir: str | Path, backend: str | None = None) -> AnchorStore:
+    """The store of ``conversation`` under ``stores_dir/<conversation id>``, its conversation attached; measuring and
+    evaluating read stores this way and never build one (``build.ensure_stores`` does, before they start)."""
+    folder = Path(stores_dir) / conversation.id
+    if not (folder / ANCHORS_FILE).is_file():
+        raise StoreError(f"{folder}: no anchor store for {conversation.id}; build it first (gravity build-all, or the "
+                         "measure and evaluate commands, which build missing stores before they start)")
+    check_store_backend(folder, backend)
+    store = AnchorStore.load(folder)
+    if store.conversation is None:
+        store.conversation = conversation
+    return store
+
+
 @dataclass
 class AnchorStore:
     anchors: AnchorSet

@@ -21,7 +21,7 @@ from gravity_engine.extract.classic import ClassicExtractor
 from gravity_engine.extract.llm import EXTRACTOR_VERSION as LLM_VERSION
 from gravity_engine.extract.llm import LLMExtractor
 from gravity_engine.llm import OpenAIClient
-from gravity_engine.eval.measure import ensure_store
+from gravity_engine.build import ensure_store
 from gravity_engine.store import AnchorStore
 from gravity_engine.testing.pytest_plugin import local_llm_config
 

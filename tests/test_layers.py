@@ -77,6 +77,15 @@ def test_every_module_has_a_layer_and_imports_none_above_its_own():
     assert not upward, "imports that run up a layer:\n" + "\n".join(upward)
 
 
+def test_measuring_and_evaluating_never_build():
+    """The commands ask the build layer for missing stores first; evaluation only reads stores. (Training may run
+    a pure step of the build, such as consolidation; nothing that writes a store.)"""
+    store_makers = ("gravity_engine.build", "gravity_engine.build.pipeline", "gravity_engine.build.stores")
+    builds = [f"{a} imports {b}" for a, targets in sorted(_graph().items()) if a.startswith("gravity_engine.eval")
+              for b in sorted(targets) if b in store_makers or b.startswith("gravity_engine.scale")]
+    assert not builds, "evaluation reaching the build layer:\n" + "\n".join(builds)
+
+
 def test_no_modules_import_each_other_in_a_loop():
     graph = _graph()
     index: dict[str, int] = {}

@@ -8,6 +8,7 @@ import json
 import pytest
 from query_fixtures import _SESSIONS, make_anchor_set
 
+from gravity_engine.errors import StoreError
 from gravity_engine.hosts import get_host
 from gravity_engine.loaders import load_conversations
 from gravity_engine.eval.measure import (MeasureSettings, _norm_text, category_label, covers, gold_parts, measure_conversation,
@@ -86,10 +87,13 @@ def test_run_measure_uses_existing_stores_and_writes_csv(tmp_path):
     path = _locomo_file(tmp_path)
     conv = load_conversations(path)[0]
     runs = tmp_path / "runs"
+    with pytest.raises(StoreError, match=f"no anchor store for {conv.id}; build it first"):
+        run_measure("locomo", path, lambda: get_host("bm25"), runs, embedder=emb)  # measuring never builds
+    assert not (runs / conv.id).exists()
     _store_for(conv, emb).save(runs / conv.id)
     report = run_measure("locomo", path, lambda: get_host("bm25"), runs, limit=3, embedder=emb,
                          settings=MeasureSettings(k=3, budget=Budget(total=80)))
-    assert report.built == [] and len(report.rows) == 3
+    assert len(report.rows) == 3
     with open(report.csv_path, newline="") as fh:
         assert [r["question_id"] for r in csv.DictReader(fh)] == [r.question_id for r in report.rows]
     assert "2 temporal" in report.table and "overall (excl. 5)" in report.table

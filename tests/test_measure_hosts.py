@@ -48,7 +48,7 @@ def test_dense_and_bm25_share_the_query_path_and_write_every_csv(toy):
     seen = []
     report = measure_hosts("locomo", path, "dense, bm25", runs, settings=_settings(), embedder=emb,
                            progress=lambda d, t: seen.append((d, t)))
-    assert [r.name for r in report.results] == ["dense", "bm25"] and not report.failed and report.built == []
+    assert [r.name for r in report.results] == ["dense", "bm25"] and not report.failed
     assert seen[-1] == (8, 8) and [d for d, _ in seen] == sorted(d for d, _ in seen)
 
     # The shared Gravity pass gives each host the same rows as measuring it alone.
@@ -163,3 +163,15 @@ def test_cli_hosts_lists_every_host_and_refuses_mcp_without_config(toy, tmp_path
     assert res.exit_code == 2 and "--host-config" in res.output and "Traceback" not in res.output
     res = CliRunner().invoke(_cli(), ["measure", "locomo", str(tmp_path / "x.json"), "--host", "dense,nosuch"])
     assert res.exit_code == 2 and "unknown host 'nosuch'" in res.output
+
+
+def test_cli_measure_asks_the_build_layer_for_missing_stores_first(toy, tmp_path):
+    path, _, conv = toy
+    runs = tmp_path / "empty_runs"
+    res = CliRunner().invoke(_cli(), ["measure", "locomo", str(path), "--host", "bm25", "--runs", str(runs),
+                                      "--budget", "200", "--k", "3"])
+    assert res.exit_code == 0, res.output
+    assert f"building anchors for {conv.id} (classic backend)" in res.output
+    assert (runs / conv.id / "anchors.json").is_file() and (runs / "measure_locomo_bm25_full.csv").is_file()
+    again = CliRunner().invoke(_cli(), ["measure", "locomo", str(path), "--host", "bm25", "--runs", str(runs)])
+    assert again.exit_code == 0 and "building anchors" not in again.output

@@ -134,7 +134,7 @@ def test_local_ray_runs_one_task_per_conversation(tmp_path):
 
 def test_evaluate_workers_build_the_missing_stores_before_it_starts(tmp_path):
     from gravity_engine.eval.evaluate.runner import EvalSettings, plan_evaluation
-    from gravity_engine.scale.run import prebuild_for_evaluation
+    from gravity_engine.scale.run import build_stores_first
 
     corpus = write_corpus(tmp_path / "corpus")
     questions = corpus / "hiking.questions.json"
@@ -145,8 +145,8 @@ def test_evaluate_workers_build_the_missing_stores_before_it_starts(tmp_path):
                                         stores=stores, variants=["baseline", "full"]))
     assert plan.to_build == ["hiking"]
     said: list[str] = []
-    summary = prebuild_for_evaluation(plan, workers=2, status=said.append)
-    assert [(r.conversation_id, r.status) for r in summary.rows] == [("hiking", "built")]
+    built = build_stores_first(plan.conversations_to_build(), stores, workers=2, status=said.append)
+    assert built == ["hiking"]
     assert store_state(stores / "hiking") == "complete" and said and said[0].startswith("built 1 anchor stores")
     again = plan_evaluation(EvalSettings(dataset="custom", path=corpus / "hiking.jsonl", out=tmp_path / "results",
                                          stores=stores, variants=["baseline", "full"]))

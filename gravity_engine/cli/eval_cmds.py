@@ -103,10 +103,10 @@ def evaluate(
     _echo_models(settings, plan, answer_llm, judge_llm)
     if dry_run:
         return
-    if workers is not None and plan.to_build:
-        from ..scale.run import prebuild_for_evaluation
+    if plan.to_build:
+        from ..scale.run import build_stores_first
 
-        prebuild_for_evaluation(plan, workers, status=typer.echo)
+        build_stores_first(plan.conversations_to_build(), settings.stores, workers, settings.backend, typer.echo)
     if not plan.todo:
         typer.echo("nothing to do: every row is already in the results file")
     bar = tqdm(total=len(plan.items) * len(plan.variants), initial=plan.n_done, unit="row", desc="evaluating")

@@ -153,19 +153,19 @@ def measure(
     from tqdm import tqdm
 
     from ..eval.measure import MeasureSettings
-    from ..eval.measure_hosts import measure_hosts
+    from ..eval.measure_hosts import measure_hosts, parse_hosts
     from ..query.config import get_variant
     from ..testing.host_llm_routes import scripted_host_server
 
     config = get_variant(variant).with_typed(settings or []).with_(host_k=k, total=budget, additive=additive,
                                         **({} if anchor_share is None else {"anchor_share": anchor_share}))
     settings = MeasureSettings(k=k, config=config, budget=config.budget)
-    if workers is not None:
-        from ..eval.measure import load_plan
-        from ..scale.run import prebuild_for_measure
+    from ..eval.measure import load_plan
+    from ..scale.run import build_stores_first
 
-        _, plan = load_plan(dataset, path, conversation, limit)
-        prebuild_for_measure([conv for conv, _ in plan], runs, workers, status=typer.echo)
+    parse_hosts(host, host_config)  # an unknown host is refused before anything is read or built
+    _, plan = load_plan(dataset, path, conversation, limit)
+    build_stores_first([conv for conv, _ in plan], runs, workers, status=typer.echo)
     bar = tqdm(total=0, unit="q", desc="measuring")
 
     def progress(done: int, total: int) -> None:

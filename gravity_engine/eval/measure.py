@@ -59,7 +59,7 @@ from ..query.inject import InjectedContext
 from ..query.pipeline import GravityQuery, GravityResult
 from ..query.session import HostSession, run_question
 from ..text import normalize_token
-from ..store import ANCHORS_FILE, AnchorStore, check_built_with, read_build_info
+from ..store import AnchorStore, load_conversation_store
 
 LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
 LONGMEMEVAL_TYPES = {"single-session-user": "SSU", "single-session-assistant": "SSA",
@@ -511,30 +511,7 @@ class MeasureReport:
     csv_path: Path | None
     summary_csv_path: Path | None
     table: str
-    built: list[str]
     seconds: float
-
-
-def ensure_store(conversation: Conversation, runs_dir: Path, embedder: Embedder | None = None,
-                 backend: str | None = None) -> tuple[AnchorStore, bool]:
-    """The store under ``runs_dir/<conversation id>``, built with ``backend`` (classic unless given) when it is
-    missing; an existing store built with another backend than the one given is refused (``StoreError``)."""
-    out = Path(runs_dir) / conversation.id
-    if (out / ANCHORS_FILE).is_file():
-        check_store_backend(out, backend)
-        return AnchorStore.load(out), False
-    from ..build import build_store
-
-    return build_store(conversation, out, backend=backend or "classic", embedder=embedder), True
-
-
-def check_store_backend(folder: Path, backend: str | None) -> None:
-    """Refuse a store in ``folder`` that another backend than ``backend`` built (None: any backend)."""
-    if backend is None:
-        return
-    info = read_build_info(folder)
-    check_built_with(info, folder, f"score it with --backend {info.backend}, or give another stores folder "
-                     f"(--stores) to build {backend} stores in", backend=backend)
 
 
 def variant_slug(config: QueryConfig) -> str:
@@ -584,25 +561,18 @@ def write_summary_csv(rows: list[dict], path: Path) -> Path:
 
 def run_measure(dataset: str, path: str | Path, host_factory: Callable[[], Host], runs_dir: str | Path,
                 conversation: str | None = None, limit: int | None = None, settings: MeasureSettings | None = None,
-                embedder: Embedder | None = None, progress: Progress | None = None,
-                on_build: Callable[[str], None] | None = None) -> MeasureReport:
-    """Measure every question (or the first ``limit``) of ``path``; builds missing stores; writes CSVs."""
+                embedder: Embedder | None = None, progress: Progress | None = None) -> MeasureReport:
+    """Measure every question (or the first ``limit``) of ``path`` on the stores under ``runs_dir`` (which must
+    exist: ``build.ensure_stores``); writes CSVs."""
     started = time.perf_counter()
     settings = settings or MeasureSettings()
     dataset, plan = load_plan(dataset, path, conversation, limit)
     total = sum(len(qs) for _, qs in plan)
     runs = Path(runs_dir)
     rows: list[MeasureRow] = []
-    built: list[str] = []
     host_name = "host"
     for conv, qs in plan:
-        if on_build and not (runs / conv.id / ANCHORS_FILE).is_file():
-            on_build(conv.id)
-        store, was_built = ensure_store(conv, runs, embedder)
-        if was_built:
-            built.append(conv.id)
-        if store.conversation is None:
-            store.conversation = conv
+        store = load_conversation_store(conv, runs)
         host = host_factory()
         host_name = getattr(host, "name", host_name)
         rows += measure_conversation(store, host, qs, dataset, settings, embedder, progress, len(rows), total)
@@ -613,7 +583,7 @@ def run_measure(dataset: str, path: str | Path, host_factory: Callable[[], Host]
     csv_path = write_csv(rows, runs / f"{stem}.csv")
     summary_path = write_summary_csv(summary, runs / f"{stem}_summary.csv")
     return MeasureReport(rows=rows, summary=summary, csv_path=csv_path, summary_csv_path=summary_path,
-                         table=format_table(summary, settings.k), built=built, seconds=time.perf_counter() - started)
+                         table=format_table(summary, settings.k), seconds=time.perf_counter() - started)
 
 
 PLAIN_LOCOMO = {"1": "Multi-hop", "2": "Temporal", "3": "Open-domain", "4": "Single-hop", "5": "Adversarial"}

@@ -1,6 +1,6 @@
 """Cross-host measures: ``measure``'s LLM-free table for several memory systems in one run.
 
-Anchors are built (or loaded) once per conversation and one query path (with its anchor index) serves
+Anchors are loaded once per conversation and one query path (with its anchor index) serves
 every host, so each host is measured with the same anchors and expansion queries; the path runs beside
 each host's search, so both are timed under the same machine load. Each host ingests each
 conversation once. Per host: the per-category table with and without Gravity (``measure.py``), and
@@ -30,9 +30,9 @@ from ..errors import ConfigError, GravityError
 from ..hosts import available_hosts, get_host, resolve
 from ..hosts._optional import HostUnavailable
 from ..llm.config import LLMConfig
-from .measure import (MeasureRow, MeasureSettings, Progress, ensure_store, format_table, load_plan,
+from .measure import (MeasureRow, MeasureSettings, Progress, format_table, load_plan,
                       measure_conversation, summarize, variant_slug, write_csv, write_summary_csv)
-from ..store import ANCHORS_FILE, AnchorStore
+from ..store import AnchorStore, load_conversation_store
 
 # Starts an OpenAI-compatible server for hosts that call an LLM at ingest; it has ``base_url`` and
 # ``chat_requests()`` (the calls so far, so each host's are counted) and stops when the context ends.
@@ -203,7 +203,6 @@ class CrossHostReport:
     settings: MeasureSettings
     skipped: dict[str, str] = field(default_factory=dict)  # host -> why it was not measured
     failed: dict[str, str] = field(default_factory=dict)  # host -> the error that stopped it
-    built: list[str] = field(default_factory=list)  # conversations whose anchors were built in this run
     conversations: list[str] = field(default_factory=list)
     n_questions: int = 0
     seconds: float = 0.0
@@ -385,25 +384,15 @@ def measure_hosts(dataset: str, path: str | Path, hosts: str | list[str], runs_d
                   embedder: Embedder | None = None, progress: Progress | None = None, status: Status | None = None,
                   llm: LLMConfig | None = None, scripted_llm: ScriptedLLM | None = None,
                   host_config: str | Path | None = None) -> CrossHostReport:
-    """``measure`` over several hosts: anchors built once per conversation under ``runs_dir`` (classic backend
-    when missing) and shared; one CSV of rows per host, a summary CSV (one row per host) and a per-category CSV."""
+    """``measure`` over several hosts: each conversation's anchors loaded once from ``runs_dir`` (built there
+    beforehand: ``build.ensure_stores``) and shared; one CSV of rows per host, a summary CSV (one row per host) and a
+    per-category CSV."""
     started = time.perf_counter()
     settings = settings or MeasureSettings()
     specs, skipped = parse_hosts(hosts, host_config, llm_ok=llm is not None or scripted_llm is not None or _env_llm() is not None)
     dataset, conv_plan = load_plan(dataset, path, conversation, limit)
     runs = Path(runs_dir)
-    say = status or (lambda _m: None)
-    plan: list[tuple[AnchorStore, list[Question]]] = []
-    built: list[str] = []
-    for conv, qs in conv_plan:
-        if not (runs / conv.id / ANCHORS_FILE).is_file():
-            say(f"building anchors for {conv.id} (classic backend) ...")
-        store, was_built = ensure_store(conv, runs, embedder)
-        if was_built:
-            built.append(conv.id)
-        if store.conversation is None:
-            store.conversation = conv
-        plan.append((store, qs))
+    plan = [(load_conversation_store(conv, runs), qs) for conv, qs in conv_plan]
     results, failed = _run(plan, specs, dataset, settings, embedder, progress, status, llm, scripted_llm)
     suffix = f"_{conversation}" if conversation else ""
     slug = variant_slug(settings.config)
@@ -412,7 +401,7 @@ def measure_hosts(dataset: str, path: str | Path, hosts: str | list[str], runs_d
         r.csv_path = write_csv(r.rows, runs / f"{stem}.csv")
         r.summary_csv_path = write_summary_csv(r.summary, runs / f"{stem}_summary.csv")
     report = CrossHostReport(dataset=dataset, results=results, settings=settings, skipped=skipped, failed=failed,
-                             built=built, conversations=[s.conversation.id for s, _ in plan],
+                             conversations=[s.conversation.id for s, _ in plan],
                              n_questions=sum(len(qs) for _, qs in plan), seconds=time.perf_counter() - started)
     if results:
         stem = f"measure_{dataset}_hosts_{slug}{suffix}"

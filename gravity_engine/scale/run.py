@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..build.stores import ensure_stores
 from ..conversation import Conversation
 from ..errors import ConfigError
 from ..fileio import atomic_write_json
@@ -179,18 +180,14 @@ def write_summary(summary: RunSummary, out_root: str | Path) -> Path:
     return path
 
 
-def prebuild_for_measure(conversations: list[Any], runs: str | Path, workers: int,
-                         status: Status | None = None) -> RunSummary:
-    """``measure --workers N``: the classic stores of the conversations it measures, built in parallel before it
-    starts (measuring itself never builds)."""
-    return _announce(build_missing(conversations, runs, workers), status)
-
-
-def prebuild_for_evaluation(plan: Any, workers: int, status: Status | None = None) -> RunSummary:
-    """``evaluate --workers N``: the stores its plan lists as missing, built in parallel before it starts."""
-    missing = set(plan.to_build)
-    convs = list({it.conversation.id: it.conversation for it in plan.items if it.conversation.id in missing}.values())
-    return _announce(build_missing(convs, plan.settings.stores, workers, plan.settings.backend), status)
+def build_stores_first(conversations: list[Conversation], stores: str | Path, workers: int | None = None,
+                       backend: str = "classic", status: Status | None = None) -> list[str]:
+    """``measure`` and ``evaluate``: the stores they need, built before they start (measuring itself never builds),
+    in this process or, with ``workers``, in that many processes (0 = one per core); the ids built."""
+    if workers is None:
+        return ensure_stores(conversations, stores, backend=backend, status=status)
+    summary = _announce(build_missing(conversations, stores, workers, backend), status)
+    return [r.conversation_id for r in summary.rows if r.status != "skipped"]
 
 
 def _announce(summary: RunSummary, status: Status | None) -> RunSummary:

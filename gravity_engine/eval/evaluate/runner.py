@@ -26,12 +26,12 @@ from pydantic import BaseModel, Field
 from ...embed import CachingEmbedder
 from ...errors import ConfigError, LLMError
 from ...llm.config import DEFAULT_MODEL
-from ..measure import _grounded, _norm_text, check_store_backend, covers, injected_events
+from ..measure import _grounded, _norm_text, covers, injected_events
 from ...extract.base import DEFAULT_BATCH_SIZE, make_batches
 from ...hosts.dense import ingest_with_vectors
 from ...query.config import Mode, QueryConfig, get_variant
 from ...query.summaries import SUMMARIES_FILE, write_model_summaries
-from ...store import ANCHORS_FILE
+from ...store import ANCHORS_FILE, check_store_backend, load_conversation_store
 from .f1 import locomo_f1, token_f1
 from .items import EvalItem, category_label, is_abstention, load_items, select_items
 from .judge import default_judge_model, judge_answer, judge_prompt, load_judge_prompt
@@ -100,6 +100,11 @@ class EvalPlan:
     prompt_tokens: int
     completion_tokens: int
     summary_calls: int = 0  # +Sum: one model-written summary per batch of each conversation, made once
+
+    def conversations_to_build(self) -> list:
+        """The conversations whose stores are missing (``to_build``), for the build layer to build first."""
+        by_id = {it.conversation.id: it.conversation for it in self.items}
+        return [by_id[cid] for cid in self.to_build]
 
     @property
     def calls(self) -> int:
@@ -180,10 +185,9 @@ class EvalSummary:
     answer_errors: int = 0
     judge_errors: int = 0
     cancelled: bool = False
-    built: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     plan_s: float = 0.0  # reading the dataset and the results file
-    build_s: float = 0.0  # loading (or building) the anchor stores
+    load_s: float = 0.0  # loading the anchor stores
     query_s: float = 0.0  # host search + Gravity's query path + prompt, on the calling thread
     answer_s: float = 0.0  # summed over workers: time inside answer calls
     judge_s: float = 0.0
@@ -261,18 +265,9 @@ class Runner:
 
     # --- the calling thread: stores, hosts, the query path -----------------------------------------
     def _store(self, conv, summary: EvalSummary):
-        from ..measure import ensure_store
-
-        folder = self.settings.stores / conv.id
-        if not (folder / ANCHORS_FILE).is_file():
-            self.echo(f"building anchors for {conv.id} ({self.settings.backend} backend) in {folder} ...")
         t0 = time.perf_counter()
-        store, built = ensure_store(conv, self.settings.stores, self.embedder, self.settings.backend)
-        summary.build_s += time.perf_counter() - t0
-        if built:
-            summary.built.append(conv.id)
-        if store.conversation is None:
-            store.conversation = conv
+        store = load_conversation_store(conv, self.settings.stores, self.settings.backend)
+        summary.load_s += time.perf_counter() - t0
         return store
 
     def _embedder_for(self, store):
