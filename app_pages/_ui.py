@@ -14,7 +14,11 @@ import streamlit as st
 from app_services import studio
 from gravity_engine.embed import embedder_for, registered
 from gravity_engine.errors import GravityError
+from gravity_engine.hosts import available_hosts
+from gravity_engine.llm.settings import config_from_settings
+from gravity_engine.query.config import get_variant
 from gravity_engine.store import AnchorStore
+from gravity_engine.viz import MODULE_COLORS
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE_LABELS = {"entities": "Entities", "events": "Events", "topics": "Topics"}
@@ -112,8 +116,6 @@ def badge(module: str, text: str | None = None) -> str:
 
 def module_color(module: str) -> str:
     # Imported here: gravity_engine.viz brings altair and networkx, which the first page does not need.
-    from gravity_engine.viz import MODULE_COLORS
-
     return MODULE_COLORS[module]
 
 
@@ -150,15 +152,11 @@ def md_table(rows: list[dict[str, object]]) -> str:
 def llm_config():
     """The endpoint from Settings (session only), else the environment; None when nothing is configured.
     A bad setting raises ``ConfigError`` naming it (never "no endpoint")."""
-    from gravity_engine.llm.settings import config_from_settings
-
     return config_from_settings(st.session_state.get("llm_settings", {}))
 
 
 def query_config(variant: str = "full"):
     """The named variant with the Settings page's overrides (K, sigma, slots, budget) applied."""
-    from gravity_engine.query.config import get_variant
-
     base = get_variant(variant)
     overrides = dict(st.session_state.get("query_overrides", {}))
     if not base.expansion.expand:
@@ -170,7 +168,5 @@ def query_config(variant: str = "full"):
 def selectable_hosts() -> list[str]:
     """Installed hosts the pages can run: every adapter but mcp, which needs a server configuration
     (the CLI's --host-config)."""
-    from gravity_engine.hosts import available_hosts
-
     return [h.name for h in available_hosts() if h.installed and h.name != "mcp"
             and "not available yet" not in h.description]

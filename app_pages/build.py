@@ -8,6 +8,7 @@ import streamlit as st
 
 from app_services import studio
 from gravity_engine.errors import GravityError
+from gravity_engine.loaders import load_bytes, load_conversations
 from gravity_engine.store import AnchorStore
 from app_pages._ui import llm_config, md_escape
 
@@ -22,15 +23,11 @@ def _jobs() -> dict[str, studio.BuildJob]:
 
 @st.cache_data(max_entries=8, show_spinner="Reading the conversation…")
 def _load_upload(digest: str, data: bytes, filename: str):
-    from gravity_engine.loaders import load_bytes
-
     return load_bytes(data, filename)
 
 
 @st.cache_data(max_entries=8, show_spinner="Reading the conversation file…")
 def _load_path(path: str, mtime: float):
-    from gravity_engine.loaders import load_conversations
-
     return load_conversations(path)
 
 

@@ -10,7 +10,7 @@ import streamlit as st
 from app_services import studio
 from gravity_engine.conversation import Question
 from gravity_engine.errors import GravityError
-from gravity_engine.eval.evaluate.stats import SLICES, sample_slice
+from gravity_engine.eval.statistics import SLICES, sample_slice
 from gravity_engine.viz import evaluation as eviz
 from app_pages._ui import llm_config, query_config, require_store, selectable_hosts, store_embedder
 

@@ -15,6 +15,7 @@ from gravity_engine.errors import GravityError
 from gravity_engine.hosts import LLM_AT_INGEST
 from gravity_engine.llm.models import describe_model
 from gravity_engine.query.config import VARIANTS
+from gravity_engine.query.pipeline import GravityQuery
 from gravity_engine.query.summaries import MODEL_WRITTEN, variant_label
 from gravity_engine.viz import prompt as pview
 from app_pages._ui import (llm_config, load_store, query_config, quote_table, require_store, selectable_hosts,
@@ -27,8 +28,6 @@ store_key = (str(store.path), studio.store_mtime(store.path))
 
 @st.cache_resource(max_entries=4, show_spinner="Indexing the anchors…")
 def _gravity(path: str, mtime: float):
-    from gravity_engine.query.pipeline import GravityQuery
-
     s = load_store(path, mtime)
     return GravityQuery(s, store_embedder(s))
 

@@ -20,10 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from gravity_engine.build import CHECKPOINT_DIR, BuildCancelled, BuildProgress, build_store
+from gravity_engine.build.consolidate import unmerge_store
 from gravity_engine.conversation import Conversation
 from gravity_engine.embed import embedder_for
 from gravity_engine.errors import GravityError
+from gravity_engine.eval.measure import measure_conversation
+from gravity_engine.hosts import LLM_AT_INGEST, get_host
+from gravity_engine.hosts.dense import DenseHost, ingest_with_vectors
 from gravity_engine.paths import gravity_home
+from gravity_engine.query.pipeline import GravityQuery
 from gravity_engine.store import ANCHORS_FILE, AnchorStore, save_unless_changed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -300,8 +306,6 @@ class BuildJob(BackgroundJob):
             del self.log[:-200]
 
     def _work(self, conversation: Conversation) -> None:
-        from gravity_engine.build import BuildCancelled, build_store
-
         try:
             store = build_store(conversation, self.out_dir, progress=self._on_progress, cancel=self._cancel,
                                 **self.options)
@@ -313,8 +317,6 @@ class BuildJob(BackgroundJob):
         self.store_path = store.path
 
     def _prepare_dense_host(self, store: AnchorStore) -> None:
-        from gravity_engine.build import BuildProgress
-
         if store.conversation is None or "embedder" in self.options or store.utterance_vectors is not None:
             return  # nothing to prepare: the store carries the dense host's utterance vectors
         self._on_progress(BuildProgress("host", 0, 1, counts=store.anchors.counts(),
@@ -335,8 +337,6 @@ def start_build(conversation: Conversation, out_dir: str | Path, **options: Any)
 
 def pending_checkpoints(out_dir: str | Path) -> int:
     """How many batch checkpoints a folder holds: a resumable build when the store itself is missing."""
-    from gravity_engine.build import CHECKPOINT_DIR
-
     ck = Path(out_dir) / CHECKPOINT_DIR
     return sum(1 for _ in ck.rglob("*.json")) if ck.is_dir() else 0
 
@@ -365,8 +365,6 @@ def questions_for(store: AnchorStore) -> list[dict[str, Any]]:
 def unmerge_into_workspace(store: AnchorStore, entity_id: str, alias: str, embedder) -> Path:
     """Split a merged name off its profile and save the store; a shipped sample is never edited in place:
     it is copied into the workspace first. Returns the folder of the edited store."""
-    from gravity_engine.build.consolidate import unmerge_store
-
     try:
         edited = unmerge_store(store, entity_id, alias, embedder)
     except KeyError as err:
@@ -396,11 +394,8 @@ def host_cache_key(store_path: str | Path, mtime: float, name: str, llm_config=N
 def ingested_host(store: AnchorStore, name: str, embedder, llm_config=None):
     """A new host with the store's conversation ingested; ``llm_config`` only for hosts that call a model while
     ingesting (``hosts.LLM_AT_INGEST``)."""
-    from gravity_engine.hosts import get_host
-
     if store.conversation is None:
         raise GravityError(f"{store.path}: the store has no conversation.json, so no host can ingest it")
-    from gravity_engine.hosts.dense import ingest_with_vectors
 
     host = get_host(name, embedder=embedder, **({"llm": llm_config} if llm_config is not None else {}))
     ingest_with_vectors(host, store.conversation, store.utterance_vectors)  # a new store's build embedded them
@@ -409,8 +404,6 @@ def ingested_host(store: AnchorStore, name: str, embedder, llm_config=None):
 
 def host_unavailable(name: str, llm_config) -> str | None:
     """Why a host cannot run with the current settings (a sentence for people), or None when it can."""
-    from gravity_engine.hosts import LLM_AT_INGEST
-
     if name in LLM_AT_INGEST and llm_config is None:
         return (f"{name} calls a language model while it ingests the conversation, and no model endpoint is set: "
                 "choose one on the Settings page (a local server works offline)")
@@ -455,9 +448,6 @@ class EvaluationJob(BackgroundJob):
     resume = start
 
     def _work(self) -> None:
-        from gravity_engine.eval.measure import measure_conversation
-        from gravity_engine.query.pipeline import GravityQuery
-
         gq = GravityQuery(self.store, self.embedder, self.settings.config)
         for name in self.hosts:
             if name in self.failed:
@@ -493,8 +483,6 @@ class EvaluationJob(BackgroundJob):
 
 
 def _needs_llm(name: str) -> bool:
-    from gravity_engine.hosts import LLM_AT_INGEST
-
     return name in LLM_AT_INGEST
 
 
@@ -546,8 +534,6 @@ _READY_MAX = 6
 
 def host_in_background(store: AnchorStore, name: str) -> Future:
     """A future of ``ingested_host(store, name, <the store's embedder>)``, started once per store and host."""
-    from gravity_engine.hosts import LLM_AT_INGEST
-
     if name in LLM_AT_INGEST:
         raise GravityError(f"{name} holds a model client: it is built per browser session, not shared")
     key = host_cache_key(store.path, store_mtime(store.path), name)
@@ -566,8 +552,6 @@ def host_in_background(store: AnchorStore, name: str) -> Future:
 def index_for_dense_host(store: AnchorStore, embedder) -> None:
     """Embed the conversation's memories the way the ``dense`` host does, into its on-disk cache, so the first
     playground question on a store built in the app does not wait for it."""
-    from gravity_engine.hosts.dense import DenseHost, ingest_with_vectors
-
     if store.conversation is not None:
         ingest_with_vectors(DenseHost(embedder=embedder), store.conversation, store.utterance_vectors)
 

@@ -337,7 +337,7 @@ def playground_rows(new_store: Path) -> tuple[list[Row], list[tuple[str, str]]]:
 def evaluation_sizes(new_store: Path) -> list[tuple[str, str]]:
     """What the evaluation headline says for 1 and 50 LoCoMo questions (library: the page draws these strings)."""
     from gravity_engine.conversation import Question
-    from gravity_engine.eval.evaluate.stats import sample_slice
+    from gravity_engine.eval.statistics import sample_slice
     from gravity_engine.store import AnchorStore
     from gravity_engine.viz import evaluation as eviz
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .anchors import AnchorSet
 from .conversation import Conversation
+from .store import ANCHORS_FILE, AnchorStore
 
 SPEAKER_PREFIX = "speaker:"
 
@@ -66,16 +67,12 @@ def co_mentions(anchors: AnchorSet, conversation: Conversation | None = None, *,
 
 @lru_cache(maxsize=8)
 def _cached(path: str, mtime: float, min_weight: int, with_speakers: bool) -> tuple[CoMention, ...]:
-    from .store import AnchorStore
-
     store = AnchorStore.load(path)
     return tuple(co_mentions(store.anchors, store.conversation, min_weight=min_weight, with_speakers=with_speakers))
 
 
 def store_co_mentions(path: str | Path, *, min_weight: int = 2, with_speakers: bool = True) -> list[CoMention]:
     """:func:`co_mentions` of the store at ``path``, computed once per store version (its anchors.json mtime)."""
-    from .store import ANCHORS_FILE
-
     anchors_file = Path(path) / ANCHORS_FILE
     mtime = anchors_file.stat().st_mtime if anchors_file.is_file() else 0.0
     return list(_cached(str(path), mtime, min_weight, with_speakers))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .anchors import MODULES, AnchorSet, Entity, Event, Topic
+from .places import regions
 from .timeparse import human_date
 
 FACT_KEY = "fact"  # an attribute whose value is a whole third-person sentence ("Caroline is a counselor")
@@ -195,8 +196,6 @@ def with_regions(lines: list[AnchorLine], anchors: AnchorSet) -> list[AnchorLine
     """Each line that names a located place says where it lies, once, after the name it is part of: "booked
     tickets to Toronto (Canada)", "run the Berlin Marathon (Germany)" (``places.py``; the place's own profile
     already says it, and a line that names the country or state already is left as it is)."""
-    from .places import regions  # the places of this store, from their located_in attributes
-
     where = regions(anchors)
     if not where:
         return lines

@@ -39,11 +39,11 @@ def _session(store_dir, base_url: str, key: str, model: str) -> AppTest:
 
 def test_llm_hosts_live_in_the_browser_session_keyed_by_endpoint_model_and_key(store_dir, scripted_openai,
                                                                                monkeypatch):
-    from gravity_engine import hosts
+    from app_services import studio
 
     _RecordingHost.built = []
-    real = hosts.get_host
-    monkeypatch.setattr(hosts, "get_host", lambda name, embedder=None, **o: _RecordingHost(embedder, o.get("llm"))
+    real = studio.get_host
+    monkeypatch.setattr(studio, "get_host", lambda name, embedder=None, **o: _RecordingHost(embedder, o.get("llm"))
                         if name == "amem" else real(name, embedder, **o))
     alice = _session(store_dir, scripted_openai.base_url, "sk-alice-secret", "gravity-echo")
     bob = _session(store_dir, scripted_openai.base_url, "sk-bob-secret", "gravity-echo")

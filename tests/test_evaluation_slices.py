@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gravity_engine.eval.evaluate.stats import bootstrap_ci, paired_bootstrap_ci, sample_slice
+from gravity_engine.eval.statistics import bootstrap_ci, paired_bootstrap_ci, sample_slice
 
 
 def _items():

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from gravity_engine.cli import app
 from gravity_engine.errors import ConfigError, InputError
-from gravity_engine.eval.evaluate import EvalSettings, ResultsFile, run_evaluation
+from gravity_engine.build import ensure_stores
+from gravity_engine.eval.evaluate import EvalSettings, ResultsFile, plan_evaluation, run_evaluation
 from gravity_engine.eval.evaluate.judge import default_judge_model, load_judge_prompt, read_verdict
 from gravity_engine.eval.evaluate.results import read_run_info
 from gravity_engine.eval.evaluate.runner import make_eval_clients
@@ -106,6 +107,7 @@ def test_longmemeval_judge_request_carries_the_type_rules_and_gpt_4o(tmp_path, a
         answer_llm, judge_llm = make_eval_clients(cache=False, dataset="longmemeval")
         settings = EvalSettings(dataset="longmemeval", path=path, out=tmp_path / "res", stores=tmp_path / "stores",
                                 variants=["baseline"], concurrency=1)
+        ensure_stores(plan_evaluation(settings).conversations_to_build(), settings.stores, FakeEmbedder())
         summary = run_evaluation(settings, answer_llm, judge_llm, embedder=FakeEmbedder())
         judged = [r for r in srv.chat_requests() if r.get("response_format")]
     assert len(judged) == 1 and judged[0]["model"] == "gpt-4o"

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from ..anchors import AnchorSet, Entity, Event, Topic
 from ..conversation import Conversation
 from ..merging import _absorb, _extend_unique, name_key, record_merge, slug, type_weight, typed_by_context, unmerge
+from ..places import candidates
+from ..store import AnchorStore, embed_anchors
 
 class _EntityIndex:
     def __init__(self) -> None:
@@ -88,8 +90,6 @@ def _short_org_merges(entities: list[Entity], speaker_keys: set[str]) -> list[En
     "Cedar Valley Clinic", "St. Aurelia" -> "St. Aurelia Hospital"), unless the short name is a region or a
     town of at least ``KNOWN_TOWN`` people ("Cardiff" of "Cardiff University" is the city; a Cedar Valley of
     8,000 in Canada is not what a chat about Cedar Valley Clinic means)."""
-    from ..places import candidates
-
     orgs = [(e, name_key(e.name).split()) for e in entities if e.type == "organization"]
     removed: set[int] = set()
     for e in entities:
@@ -275,8 +275,6 @@ def set_seen_times(entities: list[Entity], conversation: Conversation) -> None:
 
 def unmerge_store(store, entity_id: str, alias: str, embedder):
     """``unmerge`` on a loaded store, with the entity embeddings recomputed; the store is not saved."""
-    from ..store import AnchorStore, embed_anchors
-
     anchors = unmerge(store.anchors, entity_id, alias)
     embeddings = embed_anchors(anchors, embedder)  # entity rows and lines changed; all in one encoder call
     # A new list: the loaded store (the app caches it) keeps its own report as it was.

@@ -34,7 +34,11 @@ from ..conversation import Conversation
 from ..embed import DEFAULT_MODEL, CachingEmbedder, Embedder, get_embedder, normalize
 from ..errors import ConfigError, GravityError, StoreError
 from ..extract.base import DEFAULT_BATCH_SIZE, Batch, BatchAnchors, Extractor, make_batches
+from ..extract.classic import ClassicExtractor
+from ..extract.llm import LLMExtractor
 from ..fileio import atomic_write_json
+from ..llm import LLMConfig, OpenAIClient
+from ..llm.tokens import count_tokens
 from ..places import add_locations
 from ..places import warm as warm_places
 from ..store import (ANCHORS_FILE, AnchorStore, UtteranceVectors, check_built_with, embed_anchors, embed_utterances,
@@ -72,13 +76,8 @@ def make_extractor(backend: str, *, embedder: Embedder | None = None, llm_config
                    fused: bool = True, modules: Iterable[str] = MODULES, llm_client: Any = None) -> Extractor:
     """The extractor for a backend name; ``llm`` reads its endpoint from ``llm_config`` or the environment."""
     if backend == "classic":
-        from ..extract.classic import ClassicExtractor
-
         return ClassicExtractor(embedder=embedder)
     if backend == "llm":
-        from ..extract.llm import LLMExtractor
-        from ..llm import LLMConfig, OpenAIClient
-
         client = llm_client or OpenAIClient(llm_config or LLMConfig.from_env())
         return LLMExtractor(client=client, fused=fused, modules=tuple(modules))
     raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
@@ -428,7 +427,6 @@ def estimate_build(conversation: Conversation, backend: str = "classic", batch_s
         # build of a process.
         return {"backend": "classic", "batches": len(batches), "calls": 0, "prompt_tokens": 0,
                 "est_seconds": round(5.0 + n_utts / 20, 1)}
-    from ..llm.tokens import count_tokens
 
     transcript = sum(count_tokens(f"{u.speaker}: {u.display_text()}") for u in conversation.utterances())
     calls_per_batch = 1 if fused else len(tuple(modules))

@@ -18,7 +18,7 @@ from ..merging import name_key
 from ..conversation import Conversation, Utterance
 from ..embed import Embedder
 from ..places import LOCATED_IN, SOURCE
-from ..timeparse import SPELLED_DATE
+from ..timeparse import SPELLED_DATE, find_time_expressions, parse_datetime, resolve_time_expression
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -108,7 +108,6 @@ def _check_date(claim: _Claim, sources: list[Utterance]) -> FieldCheck:
     if not said:
         return FieldCheck(field="date", supported=False, score=0.0, method="date",
                           note=f"{when!r} is not in the cited utterances")
-    from ..timeparse import find_time_expressions, parse_datetime, resolve_time_expression
 
     reference = parse_datetime(event.session_date) if event.session_date else None
     if reference is None:

@@ -1,4 +1,6 @@
-"""CLI commands of the build phase: build, show, verify."""
+"""CLI commands of the build phase: build, show, verify.
+
+Each command imports the engine in its own body (lazily on purpose: see ``cli/__init__``)."""
 
 from __future__ import annotations
 

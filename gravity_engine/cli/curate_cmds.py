@@ -1,4 +1,6 @@
-"""CLI commands of curation: review, edit, edits, undo, diff."""
+"""CLI commands of curation: review, edit, edits, undo, diff.
+
+Each command imports the engine in its own body (lazily on purpose: see ``cli/__init__``)."""
 
 from __future__ import annotations
 

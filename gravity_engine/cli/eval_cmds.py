@@ -1,4 +1,6 @@
-"""CLI commands of the benchmark runner: evaluate (answers + LLM judge, resumable) and report (tables, plots)."""
+"""CLI commands of the benchmark runner: evaluate (answers + LLM judge, resumable) and report (tables, plots).
+
+Each command imports the engine in its own body (lazily on purpose: see ``cli/__init__``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""CLI commands of annotated data: check-gold (gold files against their conversations) and train (the learned heads)."""
+"""CLI commands of annotated data: check-gold (gold files against their conversations) and train (the learned heads).
+
+Each command imports the engine in its own body (lazily on purpose: see ``cli/__init__``)."""
 
 from __future__ import annotations
 

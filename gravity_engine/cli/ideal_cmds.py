@@ -2,7 +2,8 @@
 
 A measuring instrument (what the query path does with near-perfect anchors), not a model: see
 ``gravity_engine.testing.ideal_locomo``.
-"""
+
+Each command imports the engine in its own body (lazily on purpose: see ``cli/__init__``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """CLI commands of the query phase: ask (one question, with and without Gravity), measure (LLM-free table,
-one or several hosts) and hosts (what can sit under Gravity here)."""
+one or several hosts) and hosts (what can sit under Gravity here).
+
+Each command imports the engine in its own body (lazily on purpose: see ``cli/__init__``)."""
 
 from __future__ import annotations
 

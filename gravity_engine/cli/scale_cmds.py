@@ -1,4 +1,6 @@
-"""CLI command of corpus scale: build-all (many conversations, local workers or Ray, batch API)."""
+"""CLI command of corpus scale: build-all (many conversations, local workers or Ray, batch API).
+
+Each command imports the engine in its own body (lazily on purpose: see ``cli/__init__``)."""
 
 from __future__ import annotations
 

@@ -22,6 +22,10 @@ from ..embed import embedder_for
 from ..merging import name_key
 from ..store import AnchorStore
 from ..anchor_keys import anchor_name, entity_keys, event_key
+from ..errors import GravityError
+from ..eval.measure import measure_conversation, summarize
+from ..hosts import get_host
+from ..query.pipeline import GravityQuery
 
 
 @dataclass
@@ -230,10 +234,6 @@ def compare_measures(a: AnchorStore, b: AnchorStore, dataset: str = "locomo", ho
                      embedder: Any = None, limit: int | None = None) -> list[dict[str, Any]]:
     """Per question category: coverage with Gravity, recall after expansion and temporal grounding of
     both stores (the same host, questions and budget), and B minus A."""
-    from ..errors import GravityError
-    from ..hosts import get_host
-    from ..eval.measure import measure_conversation, summarize
-
     conv = a.conversation or b.conversation
     questions = list(conv.questions) if conv is not None else []
     if not questions:
@@ -262,8 +262,6 @@ def compare_measures(a: AnchorStore, b: AnchorStore, dataset: str = "locomo", ho
 def compare_prompts(a: AnchorStore, b: AnchorStore, questions: list[str], embedder: Any = None,
                     variant: str = "full") -> list[dict[str, Any]]:
     """The anchor text each store injects for each question (the Gravity side of the answer prompt)."""
-    from ..query.pipeline import GravityQuery
-
     if embedder is None:
         info = a.anchors.built_with
         embedder = embedder_for(info.embedding_model, info.embedding_dim)

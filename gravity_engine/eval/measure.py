@@ -54,12 +54,15 @@ from ..conversation import Conversation, Question
 from ..embed import Embedder
 from ..errors import InputError
 from ..hosts.base import Host, Memory
+from ..loaders import load_conversations
 from ..query.config import FULL, Budget, Mode, QueryConfig
 from ..query.inject import InjectedContext
 from ..query.pipeline import GravityQuery, GravityResult
 from ..query.session import HostSession, run_question
 from ..text import normalize_token
 from ..store import AnchorStore, load_conversation_store
+from ..timeparse import find_time_expressions
+from .statistics import bootstrap_ci, category_order, paired_bootstrap_ci
 
 LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
 LONGMEMEVAL_TYPES = {"single-session-user": "SSU", "single-session-assistant": "SSA",
@@ -319,7 +322,6 @@ def _gold_spans(gold: str, reference: date | None) -> list[_Span]:
     periods = [p for p in (_gold_date(part) for part in gold_parts(gold)) if p is not None and p.has_year]
     if periods:
         return periods
-    from ..timeparse import find_time_expressions
 
     return [_Span(s.start, s.end, True) for s in find_time_expressions(gold, reference)]
 
@@ -538,8 +540,6 @@ def plan_questions(conversations: list[Conversation], limit: int | None = None) 
 def load_plan(dataset: str, path: str | Path, conversation: str | None = None,
               limit: int | None = None) -> tuple[str, list[tuple[Conversation, list[Question]]]]:
     """The dataset name checked and the conversations' questions to measure (``plan_questions``)."""
-    from ..loaders import load_conversations
-
     dataset = dataset.lower()
     if dataset not in ("locomo", "longmemeval"):
         raise InputError(f"unknown dataset {dataset!r}; choose locomo or longmemeval", source=str(path))
@@ -604,10 +604,8 @@ def plain_category(category: str, dataset: str) -> str:
 
 def summarize_with_intervals(rows: list[MeasureRow], dataset: str, small_n: int = 10, seed: int = 0) -> list[dict]:
     """Per category, then all questions: n, coverage and recall@k alone and with Gravity as bootstrap
-    intervals (``evaluate.stats.Interval``), the paired gain, and ``small`` when n < ``small_n``. LoCoMo's
+    intervals (``statistics.Interval``), the paired gain, and ``small`` when n < ``small_n``. LoCoMo's
     adversarial category is shown but left out of the total, as in ``summarize``."""
-    from .evaluate.stats import bootstrap_ci, category_order, paired_bootstrap_ci
-
     groups: dict[str, list[MeasureRow]] = defaultdict(list)
     for r in rows:
         groups[r.category].append(r)

@@ -30,6 +30,8 @@ from ..errors import ConfigError, GravityError
 from ..hosts import available_hosts, get_host, resolve
 from ..hosts._optional import HostUnavailable
 from ..llm.config import LLMConfig
+from ..llm.guard import allow_local_model_requests
+from ..query.pipeline import GravityQuery, resolve_embedder
 from .measure import (MeasureRow, MeasureSettings, Progress, format_table, load_plan,
                       measure_conversation, summarize, variant_slug, write_csv, write_summary_csv)
 from ..store import AnchorStore, load_conversation_store
@@ -289,8 +291,6 @@ def _llm_label(cfg: LLMConfig) -> str:
 def _run(plan: list[tuple[AnchorStore, list[Question]]], specs: list[HostSpec], dataset: str,
          settings: MeasureSettings, embedder: Embedder | None, progress: Progress | None, status: Status | None,
          llm: LLMConfig | None, scripted_llm: ScriptedLLM | None) -> tuple[list[HostResult], dict[str, str]]:
-    from ..query.pipeline import GravityQuery, resolve_embedder
-
     say = status or (lambda _m: None)
     if embedder is None and plan:
         embedder = resolve_embedder(plan[0][0])
@@ -307,8 +307,6 @@ def _run(plan: list[tuple[AnchorStore, list[Question]]], specs: list[HostSpec], 
         server = None
         needs_llm = [s for s in specs if s.llm_at_ingest]
         if needs_llm and scripted_llm is not None:
-            from ..llm.guard import allow_local_model_requests
-
             server = stack.enter_context(scripted_llm())
             stack.enter_context(allow_local_model_requests())
             llm = LLMConfig(base_url=server.base_url, api_key="sk-local", model="scripted", timeout=60, max_retries=0,

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import __version__
 from ..anchors import AnchorSet
+from ..build.consolidate import consolidate_entities  # a pure step of the build: training never writes a store
 from ..conversation import Conversation
 from ..extract.base import make_batches
 from ..extract.classic import EXTRACTOR_VERSION, ClassicExtractor
@@ -58,7 +59,6 @@ def rule_anchors(conversation: Conversation, cache: Path | None = None) -> Ancho
     path = cache / f"{key[:24]}.json" if cache else None
     if path is not None and path.exists():
         return AnchorSet.model_validate_json(path.read_text(encoding="utf-8"))
-    from ..build.consolidate import consolidate_entities  # the build layer's merge step
 
     extractor = ClassicExtractor(learned=False)
     results = []

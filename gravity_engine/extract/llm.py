@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator
 
 from ..anchors import MODULES, AnchorSet, Attribute, Entity, Event, KeyFact, Relation, Topic, TopicSession
 from ..conversation import Conversation
+from ..llm import make_client
 from ..llm.client import LLMClient
 from ..llm.config import LLMConfig
 from ..prompts import PROMPTS
@@ -91,8 +92,6 @@ class LLMExtractor:
     def __init__(self, client: LLMClient | None = None, *, config: LLMConfig | None = None, fused: bool = True,
                  modules: Iterable[str] = MODULES):
         if client is None:
-            from ..llm import make_client
-
             client = make_client(config)
         self.client = client
         self.fused = fused

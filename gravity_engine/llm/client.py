@@ -24,6 +24,8 @@ from .cache import ResponseCache, cache_key
 from .config import LLMConfig
 from .endpoints import JSON_MODES
 from .guard import check_model_request
+from .local_server import crash_report
+from .tokens import count_tokens
 from .transport import (BadRequestError, ChatRequest, ChatResponse, FatalError, FormatRejected, SendError,
                         StreamRejected, TransientError)
 from .usage import PromptUsage, UsageMeter
@@ -435,8 +437,6 @@ class LLMClient:
 def _local_server_crash(base_url: str) -> str | None:
     """What happened to the local model server at ``base_url`` if this process started it and it died: a
     crash then reads as one clear message instead of retries of "connection refused"."""
-    from .local_server import crash_report  # local_server imports this package's config: imported late
-
     return crash_report(base_url)
 
 
@@ -579,8 +579,6 @@ class OpenAIClient(LLMClient):
             raise TransientError(f"the endpoint closed the stream {what} (a busy server)", busy=True)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         if usage is None:  # a server that reports no usage in streams (llama-cpp-python): our own counts
-            from .tokens import count_tokens
-
             prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in kwargs["messages"])
         # One streamed piece is about one token.
         return ChatResponse(content="".join(parts), finish_reason=finish_reason, prompt_tokens=prompt_tokens,

@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..paths import gravity_home
 from .endpoints import JSON_MODES
 from .env import NO_KEY, parse_setting
+from .local_server import local_model_settings
 
 DEFAULT_MODEL = "gpt-4o-mini"  # the paper's extraction backbone; cheap enough for whole conversations
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -89,8 +90,6 @@ class LLMConfig(BaseModel):
         base_url = env.get("GRAVITY_LLM_BASE_URL", "").strip()
         key = (env.get("GRAVITY_LLM_API_KEY") or env.get("OPENAI_API_KEY") or "").strip()
         if gguf and "base_url" not in overrides:
-            from .local_server import local_model_settings
-
             values = local_model_settings(gguf) | values
             overrides = {k: v for k, v in overrides.items() if k != "model"}  # the file is the model
         elif not base_url and not key and "base_url" not in overrides and "api_key" not in overrides:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..paths import gravity_home
+from . import endpoints
 from .env import NO_KEY, parse_setting
 from .models import ModelInfo, describe_file
 
@@ -219,7 +220,6 @@ def serve_local_model(path: str | Path) -> LocalModelServer:
             return server
         server = LocalModelServer(info).start()
         _servers[info.path] = server
-    from . import endpoints
 
     endpoints.forget(server.base_url)
     # Known: llama-cpp-python rejects json_schema (HTTP 500) and accepts json_object with a schema.

@@ -15,6 +15,8 @@ from typing import Any, Mapping
 
 from ..errors import ConfigError
 from .config import OPENAI_BASE_URL, LLMConfig, NoEndpointConfigured, parse_setting
+from .local_server import local_model_settings
+from .models import describe_file
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,6 @@ def config_from_settings(settings: Mapping[str, Any], env: Mapping[str, str] | N
     if text.get("preset") and preset is None:
         raise ConfigError(f"Settings › Preset: unknown {text['preset']!r} (one of {', '.join(PRESETS)})")
     if text.get("local_model"):
-        from .local_server import local_model_settings
-
         return _check(local_model_settings(text["local_model"]) | typed)
     url = text.get("base_url", "")
     if url and not (url.startswith(("http://", "https://")) and len(url) > len("https://")):
@@ -136,8 +136,6 @@ def apply_cli_options(**options: Any) -> None:
             reason = str(err).split(": ", 1)[-1]
             raise ConfigError(f"--llm-{key.replace('_', '-')} {value!r}: {reason}") from None
     if "gguf" in given:
-        from .models import describe_file
-
         describe_file(given["gguf"])  # the file is checked now; its server starts when a command needs it
     for key, value in given.items():
         os.environ[CLI_ENV[key]] = str(value)

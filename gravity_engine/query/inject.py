@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from ..llm.tokens import count_tokens as _count
+from ..prompts.answer import PROMPT
 
 BLOCK_TITLES = {"topics": "Topic Summaries", "entities": "Entity Profiles", "events": "Event Records",
                 "names": "Full Names"}
@@ -21,7 +23,6 @@ def count_tokens(text: str) -> int:
     """Token count via the engine's tokenizer (cached per text); a tokenizer that fails is an error."""
     if not text:
         return 0
-    from ..llm.tokens import count_tokens as _count
 
     return _count(text)
 
@@ -58,8 +59,6 @@ def render_summaries(summaries: list[tuple[str, str]], count=count_tokens) -> In
 def answer_messages(question: str, memory_lines: list[str], context: InjectedContext | None = None,
                     question_date: str | None = None) -> list[dict[str, str]]:
     """The answer prompt (``prompts/answer.py``): memories first, the anchor blocks only when there are any."""
-    from ..prompts.answer import PROMPT
-
     return PROMPT.render(answer_context(question, memory_lines, context, question_date))
 
 

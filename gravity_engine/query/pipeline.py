@@ -20,6 +20,7 @@ from ..anchors import MODULES, Anchor
 from ..embed import DEFAULT_MODEL, Embedder, embedder_for
 from ..errors import ConfigError, GravityError, StoreError
 from ..hosts.base import Host, Memory
+from ..prompts.answer import NAME, VERSION
 from ..store import AnchorStore
 from . import temporal
 from .config import FULL, Mode, QueryConfig, get_variant
@@ -416,8 +417,6 @@ def _prompt_trace(messages: list[dict[str, str]]) -> PromptTrace:
 
 
 def _answer(llm, without: list[dict[str, str]], with_: list[dict[str, str]], same: bool) -> AnswerTrace:
-    from ..prompts.answer import NAME, VERSION
-
     model = getattr(getattr(llm, "config", None), "model", None)
     a_without = llm.chat(without, NAME, prompt_version=VERSION).strip()
     a_with = a_without if same else llm.chat(with_, NAME, prompt_version=VERSION).strip()

@@ -28,7 +28,9 @@ from ..conversation import Conversation
 from ..embed import Embedder
 from ..errors import LLMError
 from ..extract.base import DEFAULT_BATCH_SIZE, Batch, make_batches
+from ..extract.llm import batch_context
 from ..fileio import atomic_write_json
+from ..prompts.summarize_batch import PROMPT
 from ..store import AnchorStore
 from ..timeparse import human_date
 from ..text import truncate_words
@@ -109,8 +111,6 @@ def summarize_batches(conversation: Conversation, embedder: Embedder, per_batch:
 def read_model_summaries(store: AnchorStore, model: str | None = None) -> SummarySet | None:
     """The model-written summaries on file for this store (of ``model``, when given), or None when there are
     none, they are damaged, or they were written for other batches or an older prompt."""
-    from ..prompts.summarize_batch import PROMPT
-
     if store.path is None or not (Path(store.path) / SUMMARIES_FILE).is_file():
         return None
     try:
@@ -129,9 +129,6 @@ def write_model_summaries(store: AnchorStore, client, progress=None) -> SummaryS
     """The model's summary of every batch: read from ``summaries.json`` when it holds this model's summaries
     of these batches, else asked for (concurrently, each reply cached by the client) and written there
     atomically. Raises ``LLMError`` naming the batches that failed; finished ones stay in the LLM cache."""
-    from ..extract.llm import batch_context
-    from ..prompts.summarize_batch import PROMPT
-
     model = getattr(getattr(client, "config", None), "model", None) or "unknown model"
     found = read_model_summaries(store, model)
     if found is not None:

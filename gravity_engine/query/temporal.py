@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 import numpy as np
+from ..timeparse import find_time_expressions, parse_datetime
 
 _RECENT = re.compile(r"\b(recently|lately|these days|nowadays|the other day|of late|most recent(?:ly)?|latest)\b", re.I)
 _WHEN = re.compile(
@@ -65,7 +66,6 @@ def _as_date(value: datetime | date | str | None) -> date | None:
         return value.date()
     if isinstance(value, date):
         return value
-    from ..timeparse import parse_datetime
 
     parsed = parse_datetime(value)
     return parsed.date() if parsed else None
@@ -73,8 +73,6 @@ def _as_date(value: datetime | date | str | None) -> date | None:
 
 def _find_expressions(text: str, reference: date | None) -> list[tuple[str, date, date, int]]:
     """(text, start, end, char_start) of every time expression in the question."""
-    from ..timeparse import find_time_expressions
-
     out = []
     for span in find_time_expressions(text, reference):
         start_char = span.char_start if span.char_start >= 0 else text.lower().find(span.text.lower())

@@ -8,6 +8,7 @@ from typing import Iterable
 
 from ..conversation import Conversation
 from ..errors import InputError
+from ..loaders import load_conversations
 
 # What a folder's conversation files end with (the loaders detect the format from the content).
 CONVERSATION_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".md", ".zip")
@@ -25,8 +26,6 @@ def load_corpus(path: str | Path, conversations: Iterable[str] | None = None, li
     In a folder, a file that cannot be read is listed in ``unreadable`` and the others go on; a single
     file that cannot be read raises its ``InputError``.
     """
-    from ..loaders import load_conversations
-
     path = Path(path)
     wanted = list(dict.fromkeys(conversations or []))
     corpus = Corpus()

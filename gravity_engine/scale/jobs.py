@@ -19,10 +19,12 @@ from typing import Any, Iterable
 from pydantic import SecretStr
 
 from ..anchors import MODULES
+from ..build import build_store
 from ..conversation import Conversation
-from ..embed import DEFAULT_MODEL
+from ..embed import DEFAULT_MODEL, get_embedder
 from ..errors import ConfigError
 from ..extract.base import DEFAULT_BATCH_SIZE
+from ..extract.classic.nlp import get_nlp
 from ..llm.config import NO_KEY
 from ..store import ANCHORS_FILE, REPORT_FILE
 
@@ -171,14 +173,11 @@ def init_worker(threads: int | None, embedding_model: str = DEFAULT_MODEL,
         import torch
 
         torch.set_num_threads(max(1, threads))
-    from ..embed import get_embedder
 
     # Both lru-cached per process: every job of this worker reuses them. A first call pays one-time
     # costs (kernel set-up, vocabulary growth) that would otherwise land in the first job.
     get_embedder(embedding_model).encode(["warm-up: Lena opened her bakery on Elm Street yesterday."])
     if backend == "classic":
-        from ..extract.classic.nlp import get_nlp
-
         get_nlp()("Warm-up: Lena opened her bakery on Elm Street yesterday.")
     _initialized = True
     _ready_at = time.time()
@@ -186,9 +185,6 @@ def init_worker(threads: int | None, embedding_model: str = DEFAULT_MODEL,
 
 def run_job(job: BuildJob) -> JobResult:
     """Build one store; any failure becomes a ``failed`` row, never an exception (KeyboardInterrupt aside)."""
-    from ..build import build_store
-    from ..embed import get_embedder
-
     opts = job.options
     started, cpu_started, row_started_at = time.perf_counter(), time.process_time(), time.time()
     row = JobResult(job.conversation.id, "failed", out_dir=str(job.out_dir), worker=_worker_name())

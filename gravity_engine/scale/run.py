@@ -11,8 +11,12 @@ from typing import Any, Iterable
 from ..build.stores import ensure_stores
 from ..conversation import Conversation
 from ..errors import ConfigError
+from ..extract.batch import BatchAPIRun, extraction_requests
 from ..fileio import atomic_write_json
+from ..llm import LLMConfig
 from .jobs import BuildOptions, JobResult, plan_jobs
+from .ray_runner import run_ray
+from .workers import resolve_workers, run_local
 
 SUMMARY_FILE = "build-summary.json"
 BATCH_STATE_DIR = Path(".checkpoints") / "batch-api"  # under the corpus's output folder, beside the stores
@@ -134,13 +138,9 @@ def build_corpus(conversations: Iterable[Conversation], out_root: str | Path, op
     if batch_api:
         summary.batch_api = _batch_pass(jobs, out, options, poll_s, say)
     if ray:
-        from .ray_runner import run_ray
-
         summary.runner = f"ray {ray}"
         done = run_ray(jobs, ray, progress=progress, num_cpus=workers or None)
     else:
-        from .workers import resolve_workers, run_local
-
         n = min(resolve_workers(1 if workers is None else workers), max(1, len(jobs)))
         summary.runner = "1 process (this one)" if n == 1 else f"{n} processes"
         done = run_local(jobs, n, progress=progress)
@@ -150,8 +150,6 @@ def build_corpus(conversations: Iterable[Conversation], out_root: str | Path, op
 
 
 def _batch_pass(jobs, out: Path, options: BuildOptions, poll_s: float, say: Status) -> dict[str, Any]:
-    from ..extract.batch import BatchAPIRun, extraction_requests
-
     if options.backend != "llm" or options.llm_config is None:
         raise ConfigError("--batch-api sends llm extraction requests: use it with --backend llm")
     config = options.llm_config
@@ -167,8 +165,6 @@ def build_missing(conversations: Iterable[Conversation], stores: str | Path, wor
     """The stores ``measure`` and ``evaluate`` need, built in parallel before they start; existing ones are kept."""
     llm_config = None
     if backend == "llm":
-        from ..llm import LLMConfig
-
         llm_config = LLMConfig.from_env()
     return build_corpus(conversations, stores, BuildOptions(backend=backend, llm_config=llm_config),
                         workers=workers, progress=progress)

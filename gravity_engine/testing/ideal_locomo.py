@@ -40,6 +40,17 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Callable
 
+from ..build import build_store
+from ..errors import InputError
+from ..fileio import atomic_write_json
+from ..llm.client import OpenAIClient
+from ..llm.config import NO_KEY, LLMConfig
+from ..llm.guard import allow_local_model_requests
+from ..loaders import load_conversations
+from ..loaders.jsontext import parse_json
+from ..loaders.options import LoadLimits
+from ..loaders.source import read_path
+from ..timeparse import find_time_expressions, parse_datetime
 from .openai_server import (
     _STOP,
     Router,
@@ -124,7 +135,6 @@ def _iso_day(text: str | None) -> str | None:
         return None
     if _ISO_DAY.match(text):
         return text[:10]
-    from ..timeparse import parse_datetime
 
     parsed = parse_datetime(text)
     return parsed.date().isoformat() if parsed is not None else None
@@ -489,8 +499,6 @@ def ideal_router(sample: dict[str, Any]) -> IdealLocomoRouter:
 
 def _time_expression(text: str, day: str | None) -> str:
     """The first time expression of an utterance that resolves against its session day ('' when none)."""
-    from ..timeparse import find_time_expressions
-
     if not day:
         return ""
     try:
@@ -510,11 +518,6 @@ def annotations_fingerprint(sample: dict[str, Any]) -> str:
 def read_locomo_samples(locomo_path: str | Path) -> list[dict[str, Any]]:
     """The samples of a LoCoMo file as dicts; an ``InputError`` (one line) when the file is missing,
     unreadable or not LoCoMo."""
-    from ..errors import InputError
-    from ..loaders.jsontext import parse_json
-    from ..loaders.options import LoadLimits
-    from ..loaders.source import read_path
-
     limits = LoadLimits()
     src = read_path(locomo_path, limits)
     try:
@@ -535,8 +538,6 @@ def read_locomo_samples(locomo_path: str | Path) -> list[dict[str, Any]]:
 
 
 def pick_sample(samples: list[dict[str, Any]], conversation_id: str, source: str = "") -> dict[str, Any]:
-    from ..errors import InputError
-
     for s in samples:
         if str(s.get("sample_id")) == conversation_id:
             return s
@@ -556,14 +557,6 @@ def build_ideal_store(locomo_path: str | Path, conversation_id: str, out_dir: st
     (the CLI's ``--all``). The build report gains an ``ideal`` section: how the annotations were placed
     and how many requests the endpoint answered.
     """
-    from ..build import build_store
-    from ..errors import InputError
-    from ..fileio import atomic_write_json
-    from ..llm.client import OpenAIClient
-    from ..llm.config import NO_KEY, LLMConfig
-    from ..llm.guard import allow_local_model_requests
-    from ..loaders import load_conversations
-
     if sample is None:
         sample = pick_sample(read_locomo_samples(locomo_path), conversation_id, str(locomo_path))
     if conversation is None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..conversation import Conversation, Session, Utterance
 from ..hosts.dense import DenseHost
+from . import FakeEmbedder
 
 
 class DenseMemoryStore:
@@ -98,8 +99,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     embedder = None
     if args.fake_embedder:
-        from . import FakeEmbedder
-
         embedder = FakeEmbedder()
     server = build_server(DenseMemoryStore(embedder))
     if args.transport == "stdio":

@@ -37,6 +37,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+from ..llm import endpoints
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _PIECE = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")  # streamed pieces: a word or a symbol with its leading space
@@ -165,7 +166,6 @@ class ScriptedOpenAIServer:
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-openai", daemon=True)
         self._thread.start()
-        from ..llm import endpoints
 
         endpoints.forget(self.base_url)  # a new server: nothing learned about an old one on this port applies
         return self

@@ -15,6 +15,7 @@ import networkx as nx
 import pandas as pd
 
 from ..anchors import AnchorSet, Entity
+from ..comentions import SPEAKER_PREFIX, co_mentions, speaker_ids, speakers_of
 from . import type_color
 
 # Predicates whose inverse has another word; everything else pairs "X" with "X_of" ("sister", "sister_of").
@@ -59,8 +60,6 @@ def add_co_mentions(g: nx.MultiDiGraph, anchors: AnchorSet, conversation=None, m
     """Add a 'mentioned with' edge (``weight``: how many utterances, ``source_ids``: which) between entities cited
     together by at least ``min_shared`` utterances (:func:`gravity_engine.comentions.co_mentions`; with the
     ``conversation``, a speaker is mentioned by what they say). A speaker with no entity gets a node."""
-    from ..comentions import SPEAKER_PREFIX, co_mentions
-
     pairs = co_mentions(anchors, conversation, min_weight=min_shared)
     # On a long conversation hundreds of pairs are said together twice: keep the most frequent ones, the weakest
     # weight dropped whole, so the layer stays readable (a 705-turn chat had 122 such edges at weight 2).
@@ -77,8 +76,6 @@ def add_co_mentions(g: nx.MultiDiGraph, anchors: AnchorSet, conversation=None, m
 
 
 def _add_speaker(g: nx.MultiDiGraph, node: str) -> None:
-    from ..comentions import SPEAKER_PREFIX
-
     name = node.removeprefix(SPEAKER_PREFIX)
     g.add_node(node, name=name, type="person", mentions=1, aliases=[], description="a speaker", sessions=[],
                speaker=True)
@@ -86,8 +83,6 @@ def _add_speaker(g: nx.MultiDiGraph, node: str) -> None:
 
 def add_speakers(g: nx.MultiDiGraph, anchors: AnchorSet, speakers: Iterable[str]) -> nx.MultiDiGraph:
     """Mark the speakers' nodes (adding one for a speaker with no entity): they are always drawn."""
-    from ..comentions import speaker_ids
-
     for node in speaker_ids(anchors, list(speakers)).values():
         if node not in g:
             _add_speaker(g, node)
@@ -246,8 +241,6 @@ def explore_data(anchors: AnchorSet, session_by_utt: dict[str, str] | None = Non
     its speakers are always nodes (and mentioned by what they say, in the co-mention layer)."""
     g = build_graph(anchors, session_by_utt)
     if conversation is not None:
-        from ..comentions import speakers_of
-
         add_speakers(g, anchors, speakers_of(conversation))
     if co_mentions:
         add_co_mentions(g, anchors, conversation)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from ...conversation import Conversation, Question
 from ...errors import InputError
+from ...loaders import load_conversations
 from ..measure import LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES
 
 DATASETS = ("locomo", "longmemeval", "custom")
@@ -84,8 +85,6 @@ def read_questions_file(path: Path) -> list[Question]:
 def load_items(dataset: str, path: str | Path, conversation: str | None = None, questions: str | Path | None = None,
                include_adversarial: bool = True) -> list[EvalItem]:
     """Every question of ``path`` with its conversation, in file order."""
-    from ...loaders import load_conversations
-
     dataset = dataset.lower()
     if dataset not in DATASETS:
         raise InputError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}", source=str(path))

@@ -35,6 +35,7 @@ from ...llm.config import DEFAULT_MODEL
 from ...prompts import PROMPTS, PromptTemplate
 from ...prompts import judge_longmemeval
 from ...prompts.base import Messages, escape_text
+from .items import category_label
 
 LOCOMO_ADVERSARIAL = "5"
 CUSTOM_JUDGE = "judge_custom"
@@ -74,7 +75,6 @@ def judge_context(dataset: str, question: str, gold: str | None, answer: str, ca
         gold = "The conversation does not contain this information, so the right answer says it is not available."
         if adversarial_answer:
             gold += f" (A misleading answer would be: {adversarial_answer}.)"
-    from .items import category_label
 
     qtype = category_label(dataset, category) if dataset == "locomo" else category
     return {"question": question, "gold": gold or "", "answer": answer, "question_type": qtype,

@@ -17,6 +17,7 @@ from pathlib import Path
 from ...errors import InputError
 from ...fileio import atomic_write_text
 from ...llm.guard import is_loopback_url
+from ..statistics import category_order
 from .items import CATEGORY_MAPPING, category_label
 from .results import ResultRow, RunInfo, load_results
 from .stats import (BASELINE, Acc, HostGains, ScoreLine, gain_regression, host_gains, pairwise_jaccard, score_table,
@@ -175,8 +176,6 @@ def gain_loss_table(gains_by_variant: dict[str, list[HostGains]], dataset: str) 
 
 
 def _order_cats(dataset: str, gl: dict) -> list[str]:
-    from .stats import category_order
-
     return category_order(dataset, [k for k in gl if k != "overall"])
 
 

@@ -28,8 +28,14 @@ from ...errors import ConfigError, LLMError
 from ...llm.config import DEFAULT_MODEL
 from ..measure import _grounded, _norm_text, covers, injected_events
 from ...extract.base import DEFAULT_BATCH_SIZE, make_batches
+from ...hosts import get_host
 from ...hosts.dense import ingest_with_vectors
-from ...query.config import Mode, QueryConfig, get_variant
+from ...llm import LLMConfig, OpenAIClient, ResponseCache
+from ...prompts.answer import NAME, PROMPT as ANSWER, VERSION
+from ...prompts.summarize_batch import PROMPT as SUMMARIZE
+from ...query.config import FULL, Mode, QueryConfig, get_variant
+from ...query.pipeline import GravityQuery, ask, resolve_embedder
+from ...query.session import HostSession
 from ...query.summaries import SUMMARIES_FILE, write_model_summaries
 from ...store import ANCHORS_FILE, check_store_backend, load_conversation_store
 from .f1 import locomo_f1, token_f1
@@ -271,16 +277,12 @@ class Runner:
         return store
 
     def _embedder_for(self, store):
-        from ...query.pipeline import resolve_embedder
-
         name = store.anchors.built_with.embedding_model or ""
         if name not in self._embedders:
             self._embedders[name] = resolve_embedder(store, self.embedder)
         return self._embedders[name]
 
     def _prepare(self, store, session, gq, item: EvalItem, config: QueryConfig) -> _Job:
-        from ...query.pipeline import ask
-
         s = self.settings
         q = item.question
         t0 = time.perf_counter()
@@ -311,8 +313,6 @@ class Runner:
 
     # --- worker threads: the endpoint ---------------------------------------------------------------
     def _finish(self, job: _Job, results: ResultsFile) -> ResultRow:
-        from ...prompts.answer import NAME, VERSION
-
         s = self.settings
         q = job.item.question
         row = dict(job.row)
@@ -360,11 +360,6 @@ class Runner:
                            f"{self._last_error}); finished rows are saved, fix the endpoint and run again to resume")
 
     def run(self, plan: EvalPlan | None = None) -> EvalSummary:
-        from ...hosts import get_host
-        from ...query.config import FULL
-        from ...query.pipeline import GravityQuery
-        from ...query.session import HostSession
-
         s = self.settings
         started = time.perf_counter()
         plan = plan or plan_evaluation(s)
@@ -424,9 +419,6 @@ class Runner:
         return summary
 
     def _write_run_info(self, plan: EvalPlan) -> None:
-        from ...prompts.answer import PROMPT as ANSWER
-        from ...prompts.summarize_batch import PROMPT as SUMMARIZE
-
         s = self.settings
         old = read_run_info(s.out)
         if old is not None and (old.dataset != s.dataset or old.host != s.host):
@@ -476,7 +468,6 @@ def make_eval_clients(answer_model: str | None = None, judge_model: str | None =
     LongMemEval, gpt-4o-mini for LoCoMo and custom sets)."""
     import os
 
-    from ...llm import LLMConfig, OpenAIClient, ResponseCache
 
     base = LLMConfig.from_env()
     judge = judge_model or os.environ.get("GRAVITY_JUDGE_MODEL", "").strip() or default_judge_model(dataset or "")

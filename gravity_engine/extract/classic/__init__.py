@@ -17,7 +17,7 @@ import numpy as np
 
 from ...anchors import AnchorSet, Attribute, Event, KeyFact, Relation
 from ...conversation import Conversation
-from ...embed import DEFAULT_MODEL, Embedder
+from ...embed import DEFAULT_MODEL, Embedder, get_embedder
 from ..base import Batch, BatchAnchors
 from .answers import parsed_statements
 from .entities import capitalised_inside, extract_entities
@@ -72,8 +72,6 @@ class ClassicExtractor:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from ...embed import get_embedder
-
             self._embedder = get_embedder()
         return self._embedder
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .names import suffix_type
+from .nlp import SPACY_MODEL, parse
 
 _YES = {"yes", "yeah", "yep", "yup", "aye", "sure", "definitely", "absolutely", "indeed", "correct", "exactly",
         "still", "right"}
@@ -85,8 +86,6 @@ def answered_statements(utterances: list, docs: list) -> list[Answered]:
 
 def parsed_statements(utterances: list, docs: list, spacy_model: str | None = None) -> list[tuple[Answered, object]]:
     """``answered_statements`` with each statement's spaCy parse (one call for the batch)."""
-    from .nlp import SPACY_MODEL, parse
-
     found = answered_statements(utterances, docs)
     return list(zip(found, parse([a.text for a in found], spacy_model or SPACY_MODEL))) if found else []
 
