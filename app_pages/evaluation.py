@@ -31,7 +31,7 @@ questions = [Question.model_validate({**q, "category": str(q.get("category", "")
 fmt = store.conversation.format if store.conversation else ""
 dataset = fmt if fmt in ("locomo", "longmemeval") else "sample"
 
-from gravity_engine.eval.measure import plain_category, summarize_with_intervals  # noqa: E402
+from gravity_engine.eval.summary import plain_category, summarize_with_intervals  # noqa: E402
 
 try:
     llm_cfg = llm_config()

@@ -292,7 +292,7 @@ for col, side, title in ((a1, "without", "Host alone"), (a2, "with", "Host + Gra
     prompt = trace["prompt_without" if side == "without" else "prompt_with"]["text"]
     with col:
         if gold_answer:
-            from gravity_engine.eval.measure import context_covers
+            from gravity_engine.eval.coverage import context_covers
 
             st.html(pview.coverage_badge_html(context_covers(gold_answer, prompt), title))
         elif side == "with":

@@ -27,8 +27,8 @@ from gravity_engine.embed import CachingEmbedder, get_embedder  # noqa: E402
 from gravity_engine.hosts import get_host  # noqa: E402
 from gravity_engine.loaders import load_conversations  # noqa: E402
 from gravity_engine.build import ensure_store  # noqa: E402
-from gravity_engine.eval.measure import (MeasureSettings, format_stages, measure_conversation,  # noqa: E402
-                                    plan_questions, stage_counts, stages_header, summarize)
+from gravity_engine.eval.measure import MeasureSettings, measure_conversation, plan_questions  # noqa: E402
+from gravity_engine.eval.summary import format_stages, stage_counts, stages_header, summarize  # noqa: E402
 from gravity_engine.query.config import Budget, get_variant  # noqa: E402
 from gravity_engine.query.pipeline import GravityQuery  # noqa: E402
 from gravity_engine.store import AnchorStore  # noqa: E402

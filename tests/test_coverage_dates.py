@@ -1,13 +1,13 @@
 """The coverage rule reads dates by meaning: a gold date written one way is found written another way.
 
-The rule is shared by ``measure``, ``evaluate`` and the playground's badges (``measure.context_covers``).
+The rule is shared by ``measure``, ``evaluate`` and the playground's badges (``coverage.context_covers``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from gravity_engine.eval.measure import context_covers, gold_parts
+from gravity_engine.eval.coverage import context_covers, gold_parts
 
 
 @pytest.mark.parametrize("gold, context", [

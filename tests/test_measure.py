@@ -11,8 +11,9 @@ from query_fixtures import _SESSIONS, make_anchor_set
 from gravity_engine.errors import StoreError
 from gravity_engine.hosts import get_host
 from gravity_engine.loaders import load_conversations
-from gravity_engine.eval.measure import (MeasureSettings, _norm_text, category_label, covers, gold_parts, measure_conversation,
-                                    run_measure, summarize)
+from gravity_engine.eval.coverage import covers, gold_parts, normalized_text
+from gravity_engine.eval.measure import MeasureSettings, measure_conversation, run_measure
+from gravity_engine.eval.summary import category_label, summarize
 from gravity_engine.query.config import Budget, get_variant
 from gravity_engine.store import AnchorStore, embed_anchors
 from gravity_engine.testing import FakeEmbedder
@@ -52,12 +53,12 @@ def _store_for(conversation, emb):
     (2022, ["painted in 2022"], True),
 ], ids=["date", "date-split", "parts", "article-plural", "and-parts", "int"])
 def test_coverage_rule(gold, lines, expected):
-    assert covers(str(gold), _norm_text(lines)) is expected
+    assert covers(str(gold), normalized_text(lines)) is expected
 
 
 def test_gold_parts_and_category_names():
     assert gold_parts("Psychology, counseling; art and music") == ["psychology", "counseling", "art", "music"]
-    assert covers("", _norm_text(["x"])) is None
+    assert covers("", normalized_text(["x"])) is None
     assert category_label("2", "locomo") == "2 temporal" and category_label("4", "locomo") == "4 single-hop"
     assert category_label("temporal-reasoning", "longmemeval") == "TR"
 
@@ -101,7 +102,7 @@ def test_run_measure_uses_existing_stores_and_writes_csv(tmp_path):
 
 
 def test_context_covers_reads_raw_text_line_by_line():
-    from gravity_engine.eval.measure import context_covers
+    from gravity_engine.eval.coverage import context_covers
 
     prompt = "- 2023-05-07 (7 May 2023); said \"yesterday\" | Caroline went to a support group\n- other line"
     assert context_covers("7 May 2023", prompt) is True

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import date
 
 from gravity_engine.anchors import Event
-from gravity_engine.eval.measure import (GROUNDED, NO_EVENT, NOT_PACKED, NOT_SELECTED, WRONG_DATE, MeasureRow, _grounded,
-                                    format_stages, stage_counts, temporal_stage)
+from gravity_engine.eval.grounding import (GROUNDED, NO_EVENT, NOT_PACKED, NOT_SELECTED, WRONG_DATE, grounded,
+                                          temporal_stage)
+from gravity_engine.eval.summary import MeasureRow, format_stages, stage_counts
 
 REF = date(2023, 8, 1)
 
@@ -19,18 +20,18 @@ def _ev(i: int, start: str, end: str | None = None, granularity: str = "day", so
 def test_a_relative_gold_names_the_days_it_means():
     before = _ev(1, "2023-06-05")
     on_the_day = _ev(2, "2023-06-09")
-    assert _grounded("The week before 9 June 2023", REF, [before]) is True
-    assert _grounded("The week before 9 June 2023", REF, [on_the_day]) is False
-    assert _grounded("The Friday before 15 July 2023", REF, [_ev(3, "2023-07-14")]) is True
-    assert _grounded("The weekend before 17 July 2023", REF, [_ev(4, "2023-07-15", "2023-07-16", "range")]) is True
+    assert grounded("The week before 9 June 2023", REF, [before]) is True
+    assert grounded("The week before 9 June 2023", REF, [on_the_day]) is False
+    assert grounded("The Friday before 15 July 2023", REF, [_ev(3, "2023-07-14")]) is True
+    assert grounded("The weekend before 17 July 2023", REF, [_ev(4, "2023-07-15", "2023-07-16", "range")]) is True
 
 
 def test_plain_golds_and_bounds():
-    assert _grounded("7 May 2023", REF, [_ev(1, "2023-05-07")]) is True
-    assert _grounded("7 May 2023", REF, [_ev(1, "2023-01-01", "2023-12-31", "year")]) is False  # far too wide
-    assert _grounded("7 May 2023", REF, [_ev(1, "2023-05-07", granularity="before")]) is False  # a bound
-    assert _grounded("2022", REF, [_ev(1, "2022-03-01", "2022-03-31", "month")]) is True
-    assert _grounded("Caroline's birthday", REF, [_ev(1, "2023-05-07")]) is None
+    assert grounded("7 May 2023", REF, [_ev(1, "2023-05-07")]) is True
+    assert grounded("7 May 2023", REF, [_ev(1, "2023-01-01", "2023-12-31", "year")]) is False  # far too wide
+    assert grounded("7 May 2023", REF, [_ev(1, "2023-05-07", granularity="before")]) is False  # a bound
+    assert grounded("2022", REF, [_ev(1, "2022-03-01", "2022-03-31", "month")]) is True
+    assert grounded("Caroline's birthday", REF, [_ev(1, "2023-05-07")]) is None
 
 
 def test_each_stage_is_the_first_that_fails():
@@ -55,14 +56,14 @@ def test_stage_counts_and_line():
 
 
 def test_counted_and_week_of_golds():
-    assert _grounded("two weekends before 17 July 2023", REF, [_ev(1, "2023-07-08", "2023-07-09", "range")]) is True
-    assert _grounded("two weekends before 17 July 2023", REF, [_ev(1, "2023-07-15", "2023-07-16", "range")]) is False
-    assert _grounded("Two weeks before 11 August 2023", REF, [_ev(1, "2023-07-28")]) is True
-    assert _grounded("The week of 23 August 2023", REF, [_ev(1, "2023-08-21", "2023-08-27", "week")]) is True
-    assert _grounded("The week of 23 August 2023", REF, [_ev(1, "2023-08-30")]) is False
+    assert grounded("two weekends before 17 July 2023", REF, [_ev(1, "2023-07-08", "2023-07-09", "range")]) is True
+    assert grounded("two weekends before 17 July 2023", REF, [_ev(1, "2023-07-15", "2023-07-16", "range")]) is False
+    assert grounded("Two weeks before 11 August 2023", REF, [_ev(1, "2023-07-28")]) is True
+    assert grounded("The week of 23 August 2023", REF, [_ev(1, "2023-08-21", "2023-08-27", "week")]) is True
+    assert grounded("The week of 23 August 2023", REF, [_ev(1, "2023-08-30")]) is False
 
 
 def test_first_and_last_week_of_a_month():
-    assert _grounded("first week of May 2023", REF, [_ev(1, "2023-05-01", "2023-05-07", "week")]) is True
-    assert _grounded("first week of May 2023", REF, [_ev(1, "2023-05-15")]) is False
-    assert _grounded("last week of August 2023", REF, [_ev(1, "2023-08-21", "2023-08-27", "week")]) is True
+    assert grounded("first week of May 2023", REF, [_ev(1, "2023-05-01", "2023-05-07", "week")]) is True
+    assert grounded("first week of May 2023", REF, [_ev(1, "2023-05-15")]) is False
+    assert grounded("last week of August 2023", REF, [_ev(1, "2023-08-21", "2023-08-27", "week")]) is True

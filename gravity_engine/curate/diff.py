@@ -23,7 +23,8 @@ from ..merging import name_key
 from ..store import AnchorStore
 from ..anchor_keys import anchor_name, entity_keys, event_key
 from ..errors import GravityError
-from ..eval.measure import measure_conversation, summarize
+from ..eval.measure import measure_conversation
+from ..eval.summary import summarize
 from ..hosts import get_host
 from ..query.pipeline import GravityQuery
 

@@ -32,8 +32,8 @@ from ..hosts._optional import HostUnavailable
 from ..llm.config import LLMConfig
 from ..llm.guard import allow_local_model_requests
 from ..query.pipeline import GravityQuery, resolve_embedder
-from .measure import (MeasureRow, MeasureSettings, Progress, format_table, load_plan,
-                      measure_conversation, summarize, variant_slug, write_csv, write_summary_csv)
+from .measure import MeasureSettings, Progress, load_plan, measure_conversation, variant_slug
+from .summary import MeasureRow, format_table, summarize, write_csv, write_summary_csv
 from ..store import AnchorStore, load_conversation_store
 
 # Starts an OpenAI-compatible server for hosts that call an LLM at ingest; it has ``base_url`` and
@@ -216,7 +216,7 @@ class CrossHostReport:
         return [r.summary_row() for r in self.results]
 
     def category_rows(self) -> list[dict]:
-        """One row per host and category (``measure.summarize`` with a host column)."""
+        """One row per host and category (``summary.summarize`` with a host column)."""
         return [{"host": r.name, "scripted": r.scripted} | s for r in self.results for s in r.summary]
 
     @property

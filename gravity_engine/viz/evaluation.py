@@ -33,7 +33,7 @@ def run_label(categories: list[str], dataset: str) -> str:
 
 def headline(summary: list[dict[str, Any]], categories: list[str], dataset: str,
              min_n: int = HEADLINE_MIN_N) -> dict[str, Any]:
-    """What the headline says. ``summary`` is ``measure.summarize_with_intervals`` (the total last), ``categories``
+    """What the headline says. ``summary`` is ``eval.summary.summarize_with_intervals`` (the total last), ``categories``
     those of the questions measured. Keys: ``n`` (in the total), ``asked``, ``excluded`` (measured, shown apart), ``counts`` (a line
     for beside the numbers), ``show_gain`` (False below ``min_n``) and ``warning`` (the small-n note, or "")."""
     total = summary[-1] if summary else {"n": 0}

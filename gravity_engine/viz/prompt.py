@@ -11,7 +11,7 @@ import html
 import re
 from typing import Any
 
-from ..eval.measure import context_covers
+from ..eval.coverage import context_covers
 from ..prompts.base import escape_text
 from ..text import content_tokens, normalize_token
 from ..query.names import TITLE as NAMES_TITLE

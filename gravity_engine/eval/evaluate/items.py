@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 from ...conversation import Conversation, Question
 from ...errors import InputError
 from ...loaders import load_conversations
-from ..measure import LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES
+from ..summary import LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES
 
 DATASETS = ("locomo", "longmemeval", "custom")
 CATEGORY_MAPPING = ("LoCoMo categories by their JSON number: 1 multi-hop, 2 temporal, 3 open-domain, "

@@ -26,7 +26,8 @@ from pydantic import BaseModel, Field
 from ...embed import CachingEmbedder
 from ...errors import ConfigError, LLMError
 from ...llm.config import DEFAULT_MODEL
-from ..measure import _grounded, _norm_text, covers, injected_events
+from ..coverage import covers, normalized_text
+from ..grounding import grounded, injected_events
 from ...extract.base import DEFAULT_BATCH_SIZE, make_batches
 from ...hosts import get_host
 from ...hosts.dense import ingest_with_vectors
@@ -294,17 +295,17 @@ class Runner:
         pack = result.run.with_ if config.mode != Mode.none else result.run.without
         lines = pack.lines()  # memories and anchor lines as given to the model (not the question)
         g = result.gravity
-        grounded = None
+        is_grounded = None
         if s.dataset == "locomo" and q.category == "2" and gold and config.mode == Mode.anchors:
-            grounded = _grounded(gold, g.qtime.reference, injected_events(g, pack.anchors))
+            is_grounded = grounded(gold, g.qtime.reference, injected_events(g, pack.anchors))
         memories = result.merged_memories if config.mode != Mode.none else result.host_memories
         row = dict(
             dataset=s.dataset, conversation_id=item.conversation.id, question_id=q.id, category=q.category,
             category_label=category_label(s.dataset, q.category), question=q.question, gold=gold,
             question_date=q.question_date, abstention=abstention, host=s.host, variant=config.variant,
             evidence_recall=_recall(q.evidence, memories), evidence_recall_host=_recall(q.evidence, result.host_memories),
-            answer_covered=covers(gold, _norm_text(lines)) if gold and not abstention else None,
-            temporal_grounded=grounded, n_expansions=len(g.expansions), injected_tokens=pack.anchors.total_tokens,
+            answer_covered=covers(gold, normalized_text(lines)) if gold and not abstention else None,
+            temporal_grounded=is_grounded, n_expansions=len(g.expansions), injected_tokens=pack.anchors.total_tokens,
             prompt_tokens=result.trace.prompt_with.tokens if result.trace.prompt_with else 0,
             injected_anchor_ids=pack.anchors.anchor_ids, injected_context=pack.anchors.text,
             timings_ms={"query": round((time.perf_counter() - t0) * 1000, 3)},
