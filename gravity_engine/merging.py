@@ -38,7 +38,7 @@ def slug(name: str, taken: set[str], prefix: str) -> str:
     return candidate
 
 
-def _extend_unique(items: list, new: Iterable) -> None:
+def extend_unique(items: list, new: Iterable) -> None:
     for x in new:
         if x not in items:
             items.append(x)
@@ -50,7 +50,7 @@ def _merge_items(into: list, new: Iterable, key) -> None:
     for x in new:
         k = key(x)
         if k in index:
-            _extend_unique(index[k].source_ids, x.source_ids)
+            extend_unique(index[k].source_ids, x.source_ids)
         else:
             index[k] = x.model_copy(deep=True)
             into.append(index[k])
@@ -64,11 +64,11 @@ def _merge_relations(into: list[Relation], new: Iterable[Relation]) -> None:
     _merge_items(into, new, lambda r: (name_key(r.predicate), name_key(r.target)))
 
 
-def _absorb(target: Entity, other: Entity, votes: dict[int, Counter] | None = None) -> None:
+def absorb(target: Entity, other: Entity, votes: dict[int, Counter] | None = None) -> None:
     """Fold ``other``'s content into ``target`` (no merge record: same name)."""
-    _extend_unique(target.aliases, [a for a in other.aliases if name_key(a) != name_key(target.name)])
+    extend_unique(target.aliases, [a for a in other.aliases if name_key(a) != name_key(target.name)])
     if other.name != target.name and name_key(other.name) != name_key(target.name):
-        _extend_unique(target.aliases, [other.name])
+        extend_unique(target.aliases, [other.name])
     if not target.description and other.description:
         target.description = other.description
     if votes is not None and other.type not in ("", "other"):
@@ -79,7 +79,7 @@ def _absorb(target: Entity, other: Entity, votes: dict[int, Counter] | None = No
         target.description = other.description or target.description
     _merge_attributes(target.attributes, other.attributes)
     _merge_relations(target.relations, other.relations)
-    _extend_unique(target.source_ids, other.source_ids)
+    extend_unique(target.source_ids, other.source_ids)
     target.mentions += other.mentions or len(other.source_ids)
 
 
@@ -98,7 +98,7 @@ def record_merge(target: Entity, alias: Entity, reason: str) -> None:
     snapshot = alias.model_dump(mode="json")
     before = {"type": target.type, "description": target.description}
     aliases_before = set(target.aliases)
-    _absorb(target, alias)
+    absorb(target, alias)
     target.merges.append(Merge(alias=alias.name, alias_id=alias.id, reason=reason,
                                source_ids=list(alias.source_ids), snapshot=snapshot,
                                added_aliases=[a for a in target.aliases if a not in aliases_before],

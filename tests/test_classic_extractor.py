@@ -292,10 +292,10 @@ def test_topic_labels_lead_with_a_proper_noun_but_not_a_weekday():
 
 
 def test_titles_are_not_entities_and_do_not_stick_to_names():
-    from gravity_engine.extract.classic.entities import _looks_like_name, clean_name
+    from gravity_engine.extract.classic.entities import looks_like_name, clean_name
 
     assert clean_name("Dr. Lena Ortiz") == "Lena Ortiz"
-    assert not _looks_like_name("Dr") and not _looks_like_name("Mrs")
+    assert not looks_like_name("Dr") and not looks_like_name("Mrs")
 
 
 # --- patterns on short invented sentences -----------------------------------------------------------

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from ..anchors import AnchorSet, Entity, Event, Topic
 from ..conversation import Conversation
-from ..merging import _absorb, _extend_unique, name_key, record_merge, slug, type_weight, typed_by_context, unmerge
+from ..merging import absorb, extend_unique, name_key, record_merge, slug, type_weight, typed_by_context, unmerge
 from ..places import candidates
 from ..store import AnchorStore, embed_anchors
 
@@ -152,7 +152,7 @@ def consolidate_entities(groups: Iterable[list[Entity]], speakers: list[str],
                 if copy.type not in ("", "other"):
                     votes.setdefault(id(copy), Counter())[copy.type] += type_weight(copy)
             else:
-                _absorb(hit, e, votes)
+                absorb(hit, e, votes)
                 index.register(hit)
     for e in index.entities:
         if id(e) in votes:
@@ -192,7 +192,7 @@ def consolidate_events(groups: Iterable[list[Event]], existing: list[Event] | No
         for e in group:
             key = _event_key(e)
             if key in seen:
-                _extend_unique(seen[key].source_ids, e.source_ids)
+                extend_unique(seen[key].source_ids, e.source_ids)
                 local_to_global[e.id] = seen[key].id
                 continue
             copy = e.model_copy(deep=True)
@@ -226,9 +226,9 @@ def consolidate_topics(groups: Iterable[list[Topic]], existing: list[Topic] | No
                 copy.id = ""
                 topics.append(copy)
                 continue
-            _extend_unique(hit.keywords, t.keywords)
-            _extend_unique(hit.participants, t.participants)
-            _extend_unique(hit.source_ids, t.source_ids)
+            extend_unique(hit.keywords, t.keywords)
+            extend_unique(hit.participants, t.participants)
+            extend_unique(hit.source_ids, t.source_ids)
             hit.key_facts += [f for f in t.key_facts if name_key(f.text) not in {name_key(x.text) for x in hit.key_facts}]
             for s in t.sessions:
                 same = next((x for x in hit.sessions if x.session_id == s.session_id), None)
@@ -236,7 +236,7 @@ def consolidate_topics(groups: Iterable[list[Topic]], existing: list[Topic] | No
                     hit.sessions.append(s.model_copy(deep=True))
                 else:
                     same.mentions += s.mentions
-                    _extend_unique(same.source_ids, s.source_ids)
+                    extend_unique(same.source_ids, s.source_ids)
                     if s.state and s.state not in same.state:
                         same.state = f"{same.state} {s.state}".strip()
             if not hit.summary:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ..anchor_keys import AnchorRef, entity_keys, name_key, ref_of
 from ..anchors import MODULES
-from ..edits import (_RECORD, EDIT_KINDS, EDITS_FILE, VECTORS_FILE, Curation, CurationError, EditOutcome, Undo,
+from ..edits import (RECORD, EDIT_KINDS, EDITS_FILE, VECTORS_FILE, Curation, CurationError, EditOutcome, Undo,
                      active, apply_edits, apply_saved_edits, curation_of, default_who, describe, edits_path,
                      read_log, write_log)
 from ..fileio import directory_lock
@@ -38,7 +38,7 @@ def make_edit(kind: str, target: AnchorRef, **fields: Any):
     if kind not in EDIT_KINDS:
         raise CurationError(f"unknown edit kind {kind!r}; use one of {', '.join(EDIT_KINDS)}")
     try:
-        return _RECORD.validate_python({"kind": kind, "target": target.model_dump(), **fields})
+        return RECORD.validate_python({"kind": kind, "target": target.model_dump(), **fields})
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"][1:]) or kind

@@ -34,7 +34,7 @@ from ..llm.endpoints import JSON_MODES
 from ..llm.guard import check_model_request
 from ..prompts import PROMPTS
 from .base import make_batches
-from .llm import _MODULE_PROMPTS, batch_context
+from .llm import MODULE_PROMPTS, batch_context
 
 log = logging.getLogger("gravity_engine.extract.batch")
 
@@ -87,7 +87,7 @@ def extraction_requests(conversations: Iterable[Any], config: LLMConfig, *, batc
     configured = getattr(config, "json_mode", "auto")
     json_mode = json_mode or (JSON_MODES[0] if configured == "auto" else configured)
     selected = [m for m in MODULES if m in set(modules or MODULES)]
-    names = ["extract_fused"] if fused else [_MODULE_PROMPTS[m] for m in selected]
+    names = ["extract_fused"] if fused else [MODULE_PROMPTS[m] for m in selected]
     items: dict[str, BatchItem] = {}
     for conv in conversations:
         for batch in make_batches(conv, batch_size):

@@ -33,7 +33,7 @@ ENTITY_TYPES = ("person", "pet", "organization", "place", "project", "product", 
 _TYPE_SYNONYMS = {"org": "organization", "company": "organization", "group": "organization", "team": "organization",
                   "location": "place", "city": "place", "country": "place", "animal": "pet", "object": "artifact",
                   "item": "artifact", "event": "other", "concept": "other", "people": "person", "human": "person"}
-_MODULE_PROMPTS = {"entities": "extract_entities", "events": "extract_events", "topics": "extract_topics"}
+MODULE_PROMPTS = {"entities": "extract_entities", "events": "extract_events", "topics": "extract_topics"}
 _ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
 _ISO_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _ISO_YEAR = re.compile(r"^(\d{4})$")
@@ -114,7 +114,7 @@ class LLMExtractor:
                 replies[module] = getattr(reply, module)
         else:
             for module in self.modules:
-                reply, usage = self.client.complete_json_with_info(PROMPTS[_MODULE_PROMPTS[module]], context)
+                reply, usage = self.client.complete_json_with_info(PROMPTS[MODULE_PROMPTS[module]], context)
                 self._count(stats, usage)
                 replies[module] = getattr(reply, module)
         mapper = _BatchMapper(batch, self._resolve, stats)
@@ -142,7 +142,7 @@ class LLMExtractor:
         return anchors
 
     def describe(self) -> dict[str, Any]:
-        names = ["extract_fused"] if self.fused else [_MODULE_PROMPTS[m] for m in self.modules]
+        names = ["extract_fused"] if self.fused else [MODULE_PROMPTS[m] for m in self.modules]
         return {"backend": self.name, "version": EXTRACTOR_VERSION, "llm_model": self.client.config.model,
                 "fused": self.fused,
                 "modules": list(self.modules), "prompt_versions": {n: PROMPTS[n].version for n in names},

@@ -29,7 +29,7 @@ from .answers import Answered, parsed_statements
 from .facts import FACT_KEY, _hedged, facts_of_doc
 from .grammar import FUTURE_AUX, is_first_person, span_text, speaker_pronouns, subject_of, tense_reader
 from .lexicon import FAMILY, NOT_NAMES, PERSON_NOUNS, PETS, TIME_WORDS
-from .names import _SAINT_HOUSE, _full_name, _looks_like_name, canonical_name, clean_name, suffix_type
+from .names import SAINT_HOUSE, full_name, looks_like_name, canonical_name, clean_name, suffix_type
 from .patterns import relation_matches
 
 NER_TYPES = {
@@ -311,8 +311,8 @@ def _possessor(book: ProfileBook, tok, speaker: Entity, other: str | None, sourc
         if c.lower_ in ("your",) and other:
             return book.entity(other, "person", source_id)
         if c.pos_ == "PROPN" and c.ent_type_ in ("PERSON", ""):
-            name = _full_name(c)
-            if _looks_like_name(name):
+            name = full_name(c)
+            if looks_like_name(name):
                 return book.entity(name, "person", source_id, c.sent.text)
         if c.lower_ in ("her", "his") and not _unnamed_subject(tok) and (
                 named := _person_before(book, tok)) is not None:
@@ -366,18 +366,18 @@ def _person_before(book: ProfileBook, tok) -> str | None:
     for ent in tok.doc.ents:
         if ent.end <= tok.i and _personish(book, ent):
             name = clean_name(ent.text)
-            if _looks_like_name(name) and name.lower() not in NOT_NAMES and book.canonical(name)[0] not in book.speakers:
+            if looks_like_name(name) and name.lower() not in NOT_NAMES and book.canonical(name)[0] not in book.speakers:
                 best, at = book.canonical(name)[0], ent.end
     for t in tok.doc[:tok.i]:
         if t.pos_ != "PROPN" or t.i < at:
             continue
-        known = book.get(_full_name(t))
+        known = book.get(full_name(t))
         if known is not None and known.type == "person" and known.name not in book.speakers:
             best, at = known.name, t.i
         elif known is None or known.type == "other":
             # "Siobhan is happy ...; she's studying at ...": a name that is the subject of a clause
-            name = _full_name(t)
-            if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ in ("PERSON", "") and _looks_like_name(name) \
+            name = full_name(t)
+            if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ in ("PERSON", "") and looks_like_name(name) \
                     and name.lower() not in NOT_NAMES and book.canonical(name)[0] not in book.speakers:
                 best, at = name, t.i
     if best is not None:
@@ -471,13 +471,13 @@ def _place_types(book: ProfileBook, doc, source_id: str) -> None:
             pass  # "the new branch in Penarth", "a flat near Totterdown"
         elif prep.lower_ in ("in", "near") and ent.label_ in ("ORG", "NORP") and (
                 verb.lemma_.lower() in _VENUE_NOUNS or verb.pos_ == "PROPN" and (
-                    (org := book.get(_full_name(verb))) is not None and org.type == "organization")):
+                    (org := book.get(full_name(verb))) is not None and org.type == "organization")):
             pass  # "the Rothay Hotel in Grasmere", "his pizzeria in Penrith": a business is somewhere
         elif verb.lemma_.lower() not in _PLACE_MOTION or (verb.lemma_ == "be" and prep.lower_ != "from"
                                                           and ent.label_ != "PERSON"):
             continue
         name = clean_name(ent.text)
-        if not _looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name) not in (None, "place"):
+        if not looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name) not in (None, "place"):
             continue
         known = book.get(name)
         if known is not None and book.typed_by_context(known):
@@ -505,7 +505,7 @@ def _person_types(book: ProfileBook, doc, source_id: str) -> None:
         if not owned and not _she_next(ent) and (ent.label_ in ("GPE", "LOC") or not _personish(book, ent)):
             continue
         name = clean_name(ent.text)
-        if not _looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name):
+        if not looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name):
             continue
         verb = root.head
         book.entity(name, "person", source_id, ent.sent.text,
@@ -514,9 +514,9 @@ def _person_types(book: ProfileBook, doc, source_id: str) -> None:
     if first is not None and first.lower_ == "who" and first.head.lemma_ == "be" and doc.text.rstrip().endswith("?"):
         # "Who's Ade?": asked of a person
         named = [t for t in first.head.children if t.pos_ == "PROPN" and t.dep_ in ("attr", "nsubj")]
-        name = clean_name(_full_name(named[0])) if len(named) == 1 else ""
+        name = clean_name(full_name(named[0])) if len(named) == 1 else ""
         known = book.get(name) if name else None
-        if name and _looks_like_name(name) and name.lower() not in NOT_NAMES and not suffix_type(name) and (
+        if name and looks_like_name(name) and name.lower() not in NOT_NAMES and not suffix_type(name) and (
                 known is None or not book.typed_by_context(known)):
             book.entity(name, "person", source_id, doc.text, why=f'a person ("{_shorten(doc.text, 60)}")')
     for tok in doc:  # "Carys who moved to Plymouth?": "who" is said of people (the tagger may call Carys a noun)
@@ -525,7 +525,7 @@ def _person_types(book: ProfileBook, doc, source_id: str) -> None:
         clause = next((c for c in tok.children if c.dep_ == "relcl" and any(
             w.lower_ in ("who", "whom", "whose") and w.i > tok.i for w in c.children)), None)
         name = clean_name(tok.text)
-        if clause is None or not _looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name) \
+        if clause is None or not looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name) \
                 or tok.pos_ == "NOUN" and not _unknown_word(tok.lower_):
             continue
         book.entity(name, "person", source_id, tok.sent.text,
@@ -668,7 +668,7 @@ def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, s
     if words[0].pos_ not in ("PROPN", "NOUN") and not _unknown_word(words[0].lower_):
         return  # "Really? Wow": a word; "Elif?" (tagged an adverb) is no English word, so a name
     name = clean_name(words[0].text)
-    if not _looks_like_name(name) or name.lower() in NOT_NAMES or book.canonical(name)[0] in book.speakers:
+    if not looks_like_name(name) or name.lower() in NOT_NAMES or book.canonical(name)[0] in book.speakers:
         return
     if name.lower() not in book.capitalised_inside and not (
             (words[1].text == "?" or echoed and "?" in sent.text) and name.isalpha() and _unknown_word(name.lower())
@@ -767,7 +767,7 @@ def _job_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, sou
         any(c.lower_ == "your" for c in t.children) or
         any(c.lower_ == "the" for c in t.children) and any(c.lower_ == "new" for c in t.children))]
     orgs = {clean_name(e.text) for s in list(doc.sents)[:2] for e in s.ents if e.label_ == "ORG"}
-    orgs = {o for o in orgs if _looks_like_name(o) and ((known := book.get(o)) is None or known.type == "organization")}
+    orgs = {o for o in orgs if looks_like_name(o) and ((known := book.get(o)) is None or known.type == "organization")}
     if len(job) != 1 or len(orgs) != 1:
         return
     said = f'"{_shorten(question[0].text, 40)}" - "{_shorten(doc.text, 40)}"'
@@ -788,17 +788,17 @@ def _owner(book: ProfileBook, subj, speaker: Entity, other: str | None, source_i
     if subj.lower_ in ("she", "he") and (named := _person_before(book, subj)) is not None:
         return book.entity(named, "person", source_id)
     if _known_person(book, subj):  # "Carys who moved to Plymouth?": the tagger calls Carys a noun
-        return book.entity(_full_name(subj), "person", source_id, subj.sent.text)
+        return book.entity(full_name(subj), "person", source_id, subj.sent.text)
     # A name doing what people do is a person whatever NER says ("Cian moved to Cork": NER says NORP).
     if subj.pos_ == "PROPN" and subj.text[:1].isupper() and (subj.ent_type_ in ("PERSON", "") or (
-            (known := book.get(_full_name(subj))) is not None and known.type == "person") or (
+            (known := book.get(full_name(subj))) is not None and known.type == "person") or (
             subj.ent_type_ in ("NORP", "ORG") and subj.head.lemma_.lower() in PERSON_VERBS)):
-        name = _full_name(subj)
-        if _looks_like_name(name) and name.lower() not in NOT_NAMES:
+        name = full_name(subj)
+        if looks_like_name(name) and name.lower() not in NOT_NAMES:
             return book.entity(name, "person", source_id, subj.sent.text)
     name_tok = _name_of(subj) if subj.lemma_.lower() in ROLE_PREDICATES else None
     if name_tok is not None:
-        return book.entity(_full_name(name_tok), "person", source_id, subj.sent.text)
+        return book.entity(full_name(name_tok), "person", source_id, subj.sent.text)
     return _kin_known(book, subj, speaker, other)
 
 
@@ -819,7 +819,7 @@ def _known_person(book: ProfileBook, tok) -> bool:
     """A capitalised word the tagger calls a noun that the batch already knows as a person (not a speaker)."""
     if tok.pos_ != "NOUN" or not tok.text[:1].isupper():
         return False
-    known = book.get(_full_name(tok))
+    known = book.get(full_name(tok))
     return known is not None and known.type == "person" and known.name not in book.speakers
 
 
@@ -926,8 +926,8 @@ def _noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, s
                                                             for c in tok.children):
                 book.attribute(speaker, "family", tok.text, source_id)
             continue
-        name = _full_name(name_tok)
-        if not _looks_like_name(name) or name.lower() in NOT_NAMES:
+        name = full_name(name_tok)
+        if not looks_like_name(name) or name.lower() in NOT_NAMES:
             continue
         if tagged is None:
             owner = _possessor(book, tok, speaker, other, source_id)
@@ -1040,8 +1040,8 @@ def _target_name(pobj) -> str | None:
             pobj.pos_ != "PROPN" and pobj.ent_type_ not in ("GPE", "LOC")
             and not (pobj.i > pobj.sent.start and _unknown_word(pobj.lower_))):
         return None
-    name = _full_name(pobj)
-    return name if _looks_like_name(name) and name.lower() not in NOT_NAMES else None
+    name = full_name(pobj)
+    return name if looks_like_name(name) and name.lower() not in NOT_NAMES else None
 
 
 def _relate(book: ProfileBook, who: Entity, predicate: str, pobj, source_id: str) -> bool:
@@ -1214,7 +1214,7 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
     for prep in [c for c in children if c.dep_ == "prep" and c.lower_ in ("for", "on")] + (
             [g for g in dobj.children if g.dep_ == "prep" and g.lower_ in ("for", "on")] if dobj is not None else []):
         pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.pos_ == "PROPN"), None)
-        known = book.get(_full_name(pobj)) if pobj is not None else None
+        known = book.get(full_name(pobj)) if pobj is not None else None
         if known is not None and known.type in ("project", "product") and lemma not in _LIKE and not negated:
             book.relation(who, "works_on", known.name, source_id)
     phrasal = f"{lemma} up" if any(c.dep_ == "prt" and c.lower_ == "up" for c in children) else lemma
@@ -1285,7 +1285,7 @@ def _home_after(book: ProfileBook, tok, speaker: Entity, words: tuple[str, ...],
 
 def _is_school(target) -> bool:
     """"Kirkgate Uni", "Larkrise Primary": a place to study, by the name's head word."""
-    return _full_name(target).lower().split()[-1] in _SCHOOL_HEADS
+    return full_name(target).lower().split()[-1] in _SCHOOL_HEADS
 
 
 def _said_of_the_past(tok) -> bool:
@@ -1386,7 +1386,7 @@ def _job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> No
                             tok.lower_ == "here" and pobj.ent_type_ in ("ORG", "PERSON", "LOC"))):
                         _relate(book, speaker, "lives_in", pobj, source_id)
         # "my friend Kenta in Osaka": a named person in a city
-        if tok.pos_ == "PROPN" and (known := book.get(_full_name(tok))) is not None and known.type == "person" and \
+        if tok.pos_ == "PROPN" and (known := book.get(full_name(tok))) is not None and known.type == "person" and \
                 known.name != speaker.name:
             for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ == "in"):
                 pobj = next((g for g in prep.children if g.dep_ == "pobj" and g.ent_type_ == "GPE"), None)
@@ -1399,8 +1399,8 @@ def _person_named(book: ProfileBook, tok, source_id: str) -> Entity | None:
     name_tok = tok if tok.pos_ == "PROPN" else _name_of(tok)
     if name_tok is None:
         return None
-    name = _full_name(name_tok)
-    if not _looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name):
+    name = full_name(name_tok)
+    if not looks_like_name(name) or name.lower() in NOT_NAMES or suffix_type(name):
         return None  # "a designer called Wojtek", not "I've worked with Python"
     known = book.get(name)
     if tok.pos_ == "PROPN" and name_tok.ent_type_ != "PERSON" and (known is None or known.type != "person"):
@@ -1515,9 +1515,9 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
             parts = split_run_on(clean_name(text))
             for j, name in enumerate(parts):
                 name = clean_name(name)
-                if _looks_like_name(name) and name.lower() not in NOT_NAMES:
+                if looks_like_name(name) and name.lower() not in NOT_NAMES:
                     # "St Brendan's", "St Mary's": a saint's name with the possessive is a hospital, school or church
-                    house = j == 0 and _SAINT_HOUSE.fullmatch(text.strip()) is not None
+                    house = j == 0 and SAINT_HOUSE.fullmatch(text.strip()) is not None
                     book.entity(name, "organization" if house else _part_type(text, name, j, NER_TYPES[ent.label_]),
                                 utt.id, ent.sent.text, why=f'an institution ("{text.strip()}")' if house else None)
         # Proper nouns the NER missed (projects, pets, nicknames); finalize keeps those that recur.
@@ -1528,7 +1528,7 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
                 continue
             if run:
                 name = clean_name(span_text(run))
-                if _looks_like_name(name) and name.lower() not in NOT_NAMES:
+                if looks_like_name(name) and name.lower() not in NOT_NAMES:
                     book.entity(name, "other", utt.id, run[0].sent.text)
                 run = []
         _place_types(book, doc, utt.id)
@@ -1546,12 +1546,12 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
         last_named = -1
         for t in doc:  # a name already known as a person ("my sister Ana"), whatever NER or the tagger made of it
             if (t.pos_ == "PROPN" or t.pos_ == "NOUN" and t.text[:1].isupper()) and (
-                    known := book.get(_full_name(t))) is not None and known.type == "person" \
+                    known := book.get(full_name(t))) is not None and known.type == "person" \
                     and known.name not in book.speakers:
                 book.last_person, book.last_person_at, last_named = known.name, book.utterance_index, t.i
         for ent in doc.ents:
             name = clean_name(ent.text)
-            if not _looks_like_name(name) or name.lower() in NOT_NAMES:
+            if not looks_like_name(name) or name.lower() in NOT_NAMES:
                 continue
             known = book.get(name)
             if _personish(book, ent) and book.canonical(name)[0] not in book.speakers and ent.start >= last_named:
@@ -1609,10 +1609,10 @@ def _club_sessions(book: ProfileBook, doc, speaker: Entity, source_id: str) -> N
         names = [c for c in noun.children if c.dep_ == "compound" and c.pos_ == "PROPN" and c.text[:1].isupper()]
         if not names or not any(t.dep_ == "nsubj" and is_first_person(t) for t in noun.sent):
             continue
-        name = clean_name(_full_name(names[-1]))
+        name = clean_name(full_name(names[-1]))
         known = book.get(name)
         # NER's "person" gives way ("Harbourside Hornets" is PERSON to it); a type set by context does not
-        if _looks_like_name(name) and name.lower() not in NOT_NAMES and (known is None or known.type in (
+        if looks_like_name(name) and name.lower() not in NOT_NAMES and (known is None or known.type in (
                 "organization", "other") or known.type == "person" and not book.typed_by_context(known)) \
                 and book.canonical(name)[0] not in book.speakers:
             org = book.entity(name, "organization", source_id, noun.sent.text,
@@ -1632,10 +1632,10 @@ def _staying_with(book: ProfileBook, doc, source_id: str) -> None:
             if where is not None else None
         if place is None:
             continue
-        name = _full_name(person)
+        name = full_name(person)
         known = book.get(name)
         # NER's guess for a first name is often a place or a company: then it has to be known as a person already
-        if not _looks_like_name(name) or name.lower() in NOT_NAMES or book.canonical(name)[0] in book.speakers or (
+        if not looks_like_name(name) or name.lower() in NOT_NAMES or book.canonical(name)[0] in book.speakers or (
                 known is not None and known.type not in ("person", "other")) or (
                 person.ent_type_ not in ("PERSON", "") and (known is None or known.type != "person")):
             continue
@@ -1654,9 +1654,9 @@ def _project_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity,
         if subj is None or subj.pos_ != "PROPN" or not subj.text[:1].isupper() or subj.ent_type_ in (
                 "PERSON", "GPE", "LOC", "NORP", "DATE", "EVENT", "FAC"):
             continue
-        name = _full_name(subj)
+        name = full_name(subj)
         known = book.get(name)
-        if not _looks_like_name(name) or name.lower() in NOT_NAMES or (known is not None and known.type in (
+        if not looks_like_name(name) or name.lower() in NOT_NAMES or (known is not None and known.type in (
                 "person", "place", "organization", "pet", "event")):
             continue
         if not any(t.dep_ == "nsubj" and is_first_person(t) for t in doc):
@@ -1691,9 +1691,9 @@ def _workmates(book: ProfileBook, doc, speaker: Entity, other: str | None, sourc
         if tok.sent.text.rstrip().endswith("?") and reply is None:
             continue
         owner = _possessor(book, place, speaker, other, source_id)
-        name = _full_name(tok)
+        name = full_name(tok)
         known = book.get(name)
-        if owner is None or owner.type != "person" or not _looks_like_name(name) or name.lower() in NOT_NAMES or (
+        if owner is None or owner.type != "person" or not looks_like_name(name) or name.lower() in NOT_NAMES or (
                 known is not None and known.type != "person" and book.typed_by_context(known)):
             continue
         mate = book.entity(name, "person", source_id, tok.sent.text,
@@ -1735,7 +1735,7 @@ def _been_there(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None
                              and g.lower_ not in TIME_WORDS), None)
                 if pobj is None:
                     continue
-                known = book.get(_full_name(pobj))
+                known = book.get(full_name(pobj))
                 if prep.lower_ == "in" and pobj.ent_type_ in ("GPE", "LOC", "DATE", ""):
                     _relate(book, speaker, "lives_in", pobj, source_id)
                 elif prep.lower_ == "at" and (known is None or known.type in ("organization", "other")):
@@ -1819,7 +1819,7 @@ def _read_facts(book: ProfileBook, doc, text: str, speaker: Entity, other: str |
     for fact in facts_of_doc(doc, speaker.name, other, source_id, spans, pronouns.get(speaker.name, "they"), people):
         holder = speaker
         if fact.about:
-            if not _looks_like_name(fact.about) or fact.about.lower() in NOT_NAMES:
+            if not looks_like_name(fact.about) or fact.about.lower() in NOT_NAMES:
                 continue
             holder = book.entity(fact.about, "other", source_id, fact.text)
             if holder.type not in ("person", "pet", "other"):

@@ -22,8 +22,8 @@ from ...timeparse import TimeSpan, find_time_expressions, parse_datetime
 from ..base import Batch
 from .answers import parsed_statements
 from .lexicon import NOT_NAMES
-from .names import _looks_like_name, canonical_name, clean_name
-from .grammar import (FUTURE_AUX, _implicit_first_person, _implicit_prefix, clause_tokens, is_first_person,
+from .names import looks_like_name, canonical_name, clean_name
+from .grammar import (FUTURE_AUX, implicit_first_person, implicit_prefix, clause_tokens, is_first_person,
                       speaker_pronouns, subject_of, tense_reader, third_person, verb_tense)
 
 EVENTIVE = {
@@ -279,7 +279,7 @@ def extract_events(batch: Batch, docs: list, answered: list | None = None) -> li
             if _is_question(verb):
                 continue
             subj = subject_of(verb)
-            implicit = subj is None and _implicit_first_person(verb)
+            implicit = subj is None and implicit_first_person(verb)
             if (subj is None and not implicit) or (subj is not None and subj.lower_ in _NON_AGENTS):
                 continue
             lemma = verb.lemma_.lower()
@@ -322,7 +322,7 @@ def extract_events(batch: Batch, docs: list, answered: list | None = None) -> li
                 forms = {subj.i: f"{utt.speaker} and {other or 'others'} will"}
             what = _reworded(tokens, utt.speaker, other, pronouns, forms)
             if implicit:
-                what = _implicit_prefix(utt.speaker, tokens[0]) + what[:1].lower() + what[1:]
+                what = implicit_prefix(utt.speaker, tokens[0]) + what[:1].lower() + what[1:]
                 what = what[:1].upper() + what[1:]
             key = what.lower()
             if key in seen or len(what.split()) < 3:
@@ -401,7 +401,7 @@ class _NamedPeople:
         if ent.label_ != "PERSON" or (len(ent) == 1 and ent.start == ent.sent.start and ent.text not in self.inside):
             return None
         name, _ = canonical_name(clean_name(ent.text), self.speakers)
-        if not name or name in self.speakers or not _looks_like_name(name) or name.lower() in NOT_NAMES:
+        if not name or name in self.speakers or not looks_like_name(name) or name.lower() in NOT_NAMES:
             return None
         return name
 

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 
 from ...timeparse import TimeSpan, spell_span
-from .grammar import _implicit_first_person, _implicit_prefix, clause_tokens, subject_of, third_person
-from .names import _full_name
+from .grammar import implicit_first_person, implicit_prefix, clause_tokens, subject_of, third_person
+from .names import full_name
 
 FACT_KEY = "fact"
 MAX_FACT_WORDS = 16
@@ -229,7 +229,7 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
             continue
         subj, kind = fact_subject(verb, people)
         if subj is None:
-            if not _implicit_first_person(verb):
+            if not implicit_first_person(verb):
                 continue
             kind = "implicit"
         lemma = verb.lemma_.lower()
@@ -271,7 +271,7 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
                 continue
         text = third_person(tokens, speaker, other, pronoun)
         if kind == "implicit":
-            text = _implicit_prefix(speaker, tokens[0]) + text[:1].lower() + text[1:]
+            text = implicit_prefix(speaker, tokens[0]) + text[:1].lower() + text[1:]
         text = _CONTRACTION.sub(lambda m: " " + _EXPAND[m.group(1).lower()], text)
         text = text[:1].upper() + text[1:]
         key = text.lower()
@@ -280,7 +280,7 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
         seen.add(key)
         about = ""
         if kind == "name":
-            about = _full_name(subj)
+            about = full_name(subj)
             if about.lower() in (speaker.lower(), (other or "").lower()) or not about:
                 continue  # what the listener did is asked or praised; the speaker is "I"
         found.append(Fact(text=text, source_id=source_id, speaker=speaker, score=score + (1.0 if dated else 0.0),

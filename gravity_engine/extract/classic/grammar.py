@@ -299,7 +299,7 @@ def tense_reader(doc):
     return tense_at
 
 
-def _implicit_first_person(verb) -> bool:
+def implicit_first_person(verb) -> bool:
     """Chat drops the "I": "Researching adoption agencies ...", "Been running longer ..."."""
     if verb.dep_ != "ROOT" or verb.tag_ not in ("VBG", "VBD", "VBN"):
         return False
@@ -307,7 +307,7 @@ def _implicit_first_person(verb) -> bool:
     return bool(lead) and (lead[0].i == verb.i or (lead[0].lower_ == "been" and len(lead) > 1 and lead[1].i == verb.i))
 
 
-def _implicit_prefix(speaker: str, first) -> str:
+def implicit_prefix(speaker: str, first) -> str:
     if first.lower_ == "been":
         return f"{speaker} has "
     return f"{speaker} is " if first.tag_ == "VBG" else f"{speaker} "

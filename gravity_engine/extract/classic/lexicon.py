@@ -67,7 +67,7 @@ TIME_WORDS = {
     "evening", "night", "afternoon", "noon", "midnight", "new year", "eve",
 }
 
-_ORG_HEADS = {"clinic", "hospital", "institute", "university", "college", "school", "health", "group", "inc",
+ORG_HEADS = {"clinic", "hospital", "institute", "university", "college", "school", "health", "group", "inc",
               "ltd", "llc", "labs", "lab", "analytics", "polytechnic", "academy", "foundation", "bank", "corp",
               "company", "co", "agency", "association", "society", "council", "department", "ministry", "club",
               "center", "centre", "studio", "studios", "church", "gmbh", "partners", "systems", "technologies",
@@ -81,14 +81,14 @@ _ORG_HEADS = {"clinic", "hospital", "institute", "university", "college", "schoo
               "garage", "salon", "barbers", "kitchen", "bar", "pub", "inn", "works", "supplies", "trust", "fund",
               "capital", "ventures", "holdings", "solutions", "services", "consultancy", "hospital", "university"}
 
-_PLACE_HEADS = {"street", "st", "avenue", "ave", "road", "park", "lake", "mountain", "mountains", "hill", "hills",
+PLACE_HEADS = {"street", "st", "avenue", "ave", "road", "park", "lake", "mountain", "mountains", "hill", "hills",
                 "gate", "beach", "river", "trail", "bay", "island", "islands", "valley", "market", "square",
                 "bridge", "coast", "city", "county", "village", "town", "falls", "canyon", "forest", "peak", "castle",
                 "palace", "tower", "cathedral", "abbey", "harbour", "harbor", "pier", "quay", "lane", "close", "gardens"}
 
-_PLACE_LEADS = {"mount", "mt", "lake", "cape", "port", "fort", "san", "santa", "saint", "new"}
+PLACE_LEADS = {"mount", "mt", "lake", "cape", "port", "fort", "san", "santa", "saint", "new"}
 
-_EVENT_HEADS = {"challenge", "final", "finals", "qualifier", "open", "show", "marathon", "festival", "conference", "workshop", "summit", "race", "cup", "championship", "fair",
+EVENT_HEADS = {"challenge", "final", "finals", "qualifier", "open", "show", "marathon", "festival", "conference", "workshop", "summit", "race", "cup", "championship", "fair",
                 "expo", "concert", "parade", "gala", "tournament", "olympics", "week", "symposium", "congress",
                 "regatta", "derby", "rally", "fest", "carnival", "triathlon", "convention", "hackathon", "meetup"}
 

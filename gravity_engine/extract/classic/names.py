@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from .grammar import span_text
-from .lexicon import (_EVENT_HEADS, _ORG_HEADS, _PLACE_HEADS, _PLACE_LEADS, LEAD_WORDS, NOT_NAMES, TIME_WORDS,
+from .lexicon import (EVENT_HEADS, ORG_HEADS, PLACE_HEADS, PLACE_LEADS, LEAD_WORDS, NOT_NAMES, TIME_WORDS,
                       TOOL_NAMES)
 
 def clean_name(text: str) -> str:
@@ -23,10 +23,10 @@ def clean_name(text: str) -> str:
     return " ".join(words)
 
 
-_SAINT_HOUSE = re.compile(r"(?i)(?:st|saint)\.? [a-z]+['’]s")
+SAINT_HOUSE = re.compile(r"(?i)(?:st|saint)\.? [a-z]+['’]s")
 
 
-def _looks_like_name(name: str) -> bool:
+def looks_like_name(name: str) -> bool:
     if len(name) < 2 or len(name) > 60 or not name[:1].isupper() and not name[:1].isdigit():
         return False
     if any(c in name for c in ",;:!?\"()[]") or name.endswith("-"):
@@ -62,16 +62,16 @@ def suffix_type(name: str) -> str | None:
     if re.fullmatch(r"[a-z]{0,3}\d+[a-z]{0,3}", words[-1]) and not words[-1].isdigit() or (
             words[-1].isdigit() and len(words[-1]) >= 3 and name[:1].isupper()):
         return "product"  # "Lumio X2", "SeaSense D1", "GrassHopper 300"
-    if words[-1] in _EVENT_HEADS or words[0] in ("workshop", "conference"):
+    if words[-1] in EVENT_HEADS or words[0] in ("workshop", "conference"):
         return "event"
-    if words[-1] in _ORG_HEADS:
+    if words[-1] in ORG_HEADS:
         return "organization"
-    if words[-1] in _PLACE_HEADS or words[0] in _PLACE_LEADS:
+    if words[-1] in PLACE_HEADS or words[0] in PLACE_LEADS:
         return "place"
     return None
 
 
-def _full_name(token) -> str:
+def full_name(token) -> str:
     """A name token with its compound parts ("Mary Ann", "the Harbor Striders", "University of Porto"),
     never a following prepositional phrase ("Harbourside Pharmacy in Cardiff Bay" is two names)."""
     doc = token.doc
@@ -88,13 +88,13 @@ def _full_name(token) -> str:
         hi += 1
     # "St Mary's Hospital": the saint's name and its possessive belong to the name
     if lo - 3 >= token.sent.start and doc[lo - 1].lower_ in ("'s", "’s") and \
-            _SAINT_HOUSE.fullmatch(span_text(list(doc[lo - 3:lo]))):
+            SAINT_HOUSE.fullmatch(span_text(list(doc[lo - 3:lo]))):
         lo -= 3
     while hi + 2 < token.sent.end and doc[hi + 1].text == "&" and part(doc[hi + 2]):
         hi += 2  # "Pellow & Garth": one firm
     # "University of Calderbrook", "Bank of America": "of" + a capitalised name inside an organisation
     if hi + 2 < token.sent.end and doc[hi + 1].lower_ == "of" and part(doc[hi + 2]) and \
-            doc[lo].lower_ in _ORG_HEADS | {"university", "bank", "tower", "museum", "institute", "school", "city"}:
+            doc[lo].lower_ in ORG_HEADS | {"university", "bank", "tower", "museum", "institute", "school", "city"}:
         hi += 2
         while hi + 1 < token.sent.end and part(doc[hi + 1]):
             hi += 1

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...embed import DEFAULT_MODEL, _resolve_model_path
+from ...embed import DEFAULT_MODEL, resolve_model_path
 
 MAX_TOKENS = 128  # MiniLM was trained on 128-token inputs
 DIM = 384
@@ -53,7 +53,7 @@ class TokenEncoder:
         # torch and transformers are heavy: loaded with the first encoder, never at import
         from sentence_transformers import SentenceTransformer
 
-        st = SentenceTransformer(_resolve_model_path(model), device="cpu")
+        st = SentenceTransformer(resolve_model_path(model), device="cpu")
         self._bert = st[0].auto_model.eval()
         self._tokenizer = st.tokenizer
         self.batch_size = batch_size
