@@ -29,8 +29,9 @@ from ..learned.heads import load_models
 from .inference import infer_relations
 from .nlp import SPACY_MODEL, parse
 from .topics import build_topics, embed_cached
+from .wordlists import word_list
 
-__all__ = ["ClassicExtractor"]
+__all__ = word_list("extractor", "__all__")
 
 # Bump when a change to this backend changes what it extracts: checkpoints and stores record it, so a
 # rebuild re-extracts instead of reusing batches the old code wrote.
@@ -162,9 +163,8 @@ class ClassicExtractor:
         return anchors
 
 
-_CHUNK_SKIP_POS = {"DET", "PRON", "PUNCT", "NUM", "PART", "CCONJ", "ADP"}
-_VAGUE_HEADS = {"thing", "things", "stuff", "lot", "time", "way", "day", "idea", "bit", "kind", "sort", "one", "week",
-                "today", "news", "fun", "guys", "people", "year", "years", "month", "months", "weekend", "moment"}
+_CHUNK_SKIP_POS = set(word_list("extractor", "_CHUNK_SKIP_POS"))
+_VAGUE_HEADS = set(word_list("extractor", "_VAGUE_HEADS"))
 
 
 def noun_phrases(doc) -> list[str]:

@@ -30,25 +30,24 @@ from dataclasses import dataclass
 
 from .names import suffix_type
 from .nlp import SPACY_MODEL, parse
+from .wordlists import word_list
 
-_YES = {"yes", "yeah", "yep", "yup", "aye", "sure", "definitely", "absolutely", "indeed", "correct", "exactly",
-        "still", "right"}
-_FRAGMENT_OPENERS = {"oh", "um", "uh", "well", "so", "hmm", "ah", "haha", "actually", "probably", "currently"}
-_QUESTION_FILLERS = {"so", "and", "but", "oh", "also", "then", "anyway", "btw", "actually", "wait", "ok", "okay"}
-_WH_FILLED = {"which", "what", "who", "where", "whose"}
-_AUXILIARIES = {"be", "do", "have", "will", "would", "can", "could", "shall", "should", "may", "might", "must"}
-_SUBJECT_POS = {"PRON", "PROPN", "NOUN", "DET", "ADJ", "NUM"}
+_YES = set(word_list("answers", "_YES"))
+_FRAGMENT_OPENERS = set(word_list("answers", "_FRAGMENT_OPENERS"))
+_QUESTION_FILLERS = set(word_list("answers", "_QUESTION_FILLERS"))
+_WH_FILLED = set(word_list("answers", "_WH_FILLED"))
+_AUXILIARIES = set(word_list("answers", "_AUXILIARIES"))
+_SUBJECT_POS = set(word_list("answers", "_SUBJECT_POS"))
 # the answerer's voice: what the asker called "you" is "I" now, and the asker's "I" is "you"
 _SWAP = {"you": "I", "your": "my", "yours": "mine", "yourself": "myself", "i": "you", "me": "you", "my": "your",
          "mine": "yours", "myself": "yourself"}
 _FIRST_PERSON_BE = {"are": "am", "were": "was"}
 _EXPANDED = {"'s": "is", "'re": "are", "'m": "am", "'ve": "have", "'ll": "will", "'d": "would"}
-_QUESTION_ONLY = {"yet", "ever"}  # "Have you joined it yet?" - "Yes": "I have joined it"
+_QUESTION_ONLY = set(word_list("answers", "_QUESTION_ONLY"))  # "Have you joined it yet?" - "Yes": "I have joined it"
 # questions a yes does not answer with a fact: open ("any", "anything") or a choice ("X or Y")
-_OPEN_WORDS = {"any", "anyone", "anything", "anybody", "anywhere", "or", "whether"}
-_NOT_ANSWERS = {"thanks", "thank", "thx", "hi", "hey", "hello", "wow", "congrats", "congratulations", "sorry", "haha",
-                "lol", "cheers", "bye", "aw", "aww", "omg", "yay"}
-_AT_VERBS = {"work", "study", "train", "teach", "intern", "volunteer"}
+_OPEN_WORDS = set(word_list("answers", "_OPEN_WORDS"))
+_NOT_ANSWERS = set(word_list("answers", "_NOT_ANSWERS"))
+_AT_VERBS = set(word_list("answers", "_AT_VERBS"))
 MAX_FRAGMENT_TOKENS = 8
 
 
@@ -192,7 +191,7 @@ def _fragment(reply, speakers: set[str]) -> list | None:
     return words
 
 
-_DEMONSTRATIVES = {"that", "the", "your", "this", "same"}
+_DEMONSTRATIVES = set(word_list("answers", "_DEMONSTRATIVES"))
 
 
 def _name_for_the_noun(rest: list, reply) -> list | None:

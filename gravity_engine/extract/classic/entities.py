@@ -31,21 +31,20 @@ from .grammar import FUTURE_AUX, is_first_person, span_text, speaker_pronouns, s
 from .lexicon import FAMILY, NOT_NAMES, PERSON_NOUNS, PETS, TIME_WORDS
 from .names import SAINT_HOUSE, full_name, looks_like_name, canonical_name, clean_name, suffix_type
 from .patterns import relation_matches
+from .wordlists import word_list
 
 NER_TYPES = {
     "PERSON": "person", "ORG": "organization", "GPE": "place", "LOC": "place", "FAC": "place",
     "PRODUCT": "product", "WORK_OF_ART": "artifact", "EVENT": "other", "NORP": "other",
 }
 # "I want to tell you ..." is conversation, not a wish worth a profile field.
-_TALK_VERBS = {"tell", "say", "ask", "share", "thank", "know", "hear", "talk", "let", "check", "chat", "catch",
-               "mention", "remind", "show", "congratulate", "hug", "see", "send", "update", "give", "hang"}
+_TALK_VERBS = set(word_list("entities", "_TALK_VERBS"))
 _LIKE = {"love": "likes", "like": "likes", "enjoy": "likes", "adore": "likes", "hate": "dislikes",
          "dislike": "dislikes", "detest": "dislikes"}
 _WISH = {"plan": "plans", "intend": "plans", "aim": "plans", "decide": "plans", "want": "wants", "hope": "wants",
          "wish": "wants"}
-_VAGUE_OBJECTS = {"it", "that", "this", "them", "those", "these", "you", "one", "all", "everything", "something",
-                  "so", "lot", "much", "idea", "way", "sound"}
-_NOT_IDENTITY = {"bit", "lot", "little", "kind", "sort", "fan", "thing", "one", "way", "part", "mess", "wreck"}
+_VAGUE_OBJECTS = set(word_list("entities", "_VAGUE_OBJECTS"))
+_NOT_IDENTITY = set(word_list("entities", "_NOT_IDENTITY"))
 _WORD = re.compile(r"[A-Za-z][A-Za-z'.&-]*")
 
 
@@ -53,8 +52,7 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "x"
 
 
-_NAME_JOINERS = {"of", "de", "da", "do", "dos", "das", "la", "le", "van", "von", "der", "den", "du", "del", "y", "&",
-                 "the", "on", "upon", "in"}
+_NAME_JOINERS = set(word_list("entities", "_NAME_JOINERS"))
 
 
 def split_run_on(text: str) -> list[str]:
@@ -203,9 +201,7 @@ def _shorten(text: str, limit: int) -> str:
 
 # --- the predicate vocabulary -------------------------------------------------------------------
 
-PREDICATES = ("works_at", "lives_in", "sister_of", "brother_of", "sibling_of", "parent_of", "child_of",
-              "partner_of", "friend_of", "colleague_of", "manager_of", "owns_pet", "member_of", "studies_at",
-              "works_on", "likes", "dislikes")  # plus free ones: "<role>_of", from, grew_up_in, volunteers_at
+PREDICATES = tuple(word_list("entities", "PREDICATES"))  # plus free ones: "<role>_of", from, grew_up_in, volunteers_at
 ROLE_PREDICATES = {
     "sister": "sister_of", "brother": "brother_of", "sibling": "sibling_of",
     "mom": "parent_of", "mum": "parent_of", "mother": "parent_of", "dad": "parent_of", "father": "parent_of",
@@ -229,8 +225,7 @@ ROLE_PREDICATES = {
     "housemate": "flatmate_of",
 }
 # Kin words people use as names ("Mum called", "ask Dad"): the speaker's own relative.
-KIN_NAMES = {"mum", "mom", "mam", "mama", "dad", "papa", "grandma", "grandpa", "granny", "gran", "nan", "nana",
-             "grandad", "granddad"}
+KIN_NAMES = set(word_list("entities", "KIN_NAMES"))
 # "my running club, the Harbor Striders": the owner's relation to a named group.
 GROUP_PREDICATES = {
     "club": "member_of", "team": "member_of", "group": "member_of", "band": "member_of", "choir": "member_of",
@@ -239,10 +234,8 @@ GROUP_PREDICATES = {
     "startup": "works_at", "firm": "works_at", "lab": "works_at", "agency": "works_at",
     "university": "studies_at", "college": "studies_at", "school": "studies_at", "uni": "studies_at",
 }
-PRODUCT_NOUNS = {"model", "app", "tool", "library", "platform", "system", "chatbot", "product", "bot", "game",
-                 "website", "site", "service", "framework", "device", "software", "assistant", "plugin", "package"}
-PROJECT_NOUNS = {"project", "initiative", "prototype", "thesis", "campaign", "program", "programme", "pipeline",
-                 "dataset", "benchmark", "module", "robot", "rover", "drone", "dashboard", "startup idea"}
+PRODUCT_NOUNS = set(word_list("entities", "PRODUCT_NOUNS"))
+PROJECT_NOUNS = set(word_list("entities", "PROJECT_NOUNS"))
 
 
 def _is_name(tok) -> bool:
@@ -332,12 +325,7 @@ def _possessor(book: ProfileBook, tok, speaker: Entity, other: str | None, sourc
     return None
 
 
-PERSON_VERBS = {"say", "tell", "call", "text", "message", "email", "ask", "reply", "think", "feel", "laugh", "cry",
-                "smile", "marry", "graduate", "retire", "cook", "bake", "visit", "hug", "promise", "complain",
-                "reckon", "agree", "admit", "insist", "joke", "wonder", "remember", "forget", "decide", "come",
-                "turn", "propose", "date", "babysit", "phone", "ring", "moan", "beg", "whisper", "shout", "sing",
-                "dance", "knit", "scold", "sulk", "snore", "move", "live", "relocate", "study", "volunteer", "adopt",
-                "texte"}  # the small model's lemma of "texted"
+PERSON_VERBS = set(word_list("entities", "PERSON_VERBS"))  # the small model's lemma of "texted"
 
 
 def _personish(book: ProfileBook, ent) -> bool:
@@ -436,12 +424,8 @@ def _org_before(book: ProfileBook, tok) -> str | None:
     return book.last_org if book.utterance_index - book.last_org_at <= RECENT_ORG_UTTERANCES else None
 
 
-_VENUE_NOUNS = {"branch", "flat", "house", "shop", "office", "hotel", "restaurant", "cafe", "café", "bakery", "pub",
-                "bar", "pizzeria", "site", "pharmacy", "gym", "studio", "store", "hospital", "school", "clinic",
-                "practice", "surgery", "garage", "salon", "factory", "warehouse", "campus", "apartment", "cottage"}
-_PLACE_MOTION = {"live", "move", "stay", "grow", "visit", "fly", "drive", "travel", "go", "head", "return", "settle",
-                 "base", "bear", "walk", "cycle", "relocate", "commute", "holiday", "come", "get", "arrive",
-                 "leave", "be"}
+_VENUE_NOUNS = set(word_list("entities", "_VENUE_NOUNS"))
+_PLACE_MOTION = set(word_list("entities", "_PLACE_MOTION"))
 
 
 def _place_types(book: ProfileBook, doc, source_id: str) -> None:
@@ -567,8 +551,7 @@ def _kin_names(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
 
 
 # Kin words people address each other with; "mate", "buddy", "love" are said to anyone.
-VOCATIVE_KIN = {"sis", "bro", "sister", "brother", "mum", "mom", "mam", "mama", "dad", "papa", "son", "grandma",
-                "grandpa", "gran", "granny", "nan", "nana", "cuz", "cousin", "auntie", "aunt", "uncle", "hubby", "wifey"}
+VOCATIVE_KIN = set(word_list("entities", "VOCATIVE_KIN"))
 
 
 def _addressed_kin(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
@@ -641,7 +624,7 @@ def _unknown_word(word: str) -> bool:
 # words of chat that no lexicon holds and no name is: "Awww", "Ughhh", "lol", "Omg"
 _CHAT_NOISE = re.compile(r"(?i)^(?:.*(\w)\1\1.*|lol|lmao|omg|ugh|eww?|yay|wow|hm+|oops|aw+|haha|hehe|ooh|ahh?"
                          r"|yikes|phew|meh|nah|yep|yup|idk|tbh|btw|brb|pls|plz|thx|ty|np|xoxo|ok|okay)$")
-_REPLY_OPENERS = {"ugh", "oh", "ah", "aw", "aww", "omg", "wait", "what", "hmm", "ha", "haha", "yes", "yeah", "no"}
+_REPLY_OPENERS = set(word_list("entities", "_REPLY_OPENERS"))
 
 
 def _named_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, source_id: str) -> None:
@@ -754,7 +737,7 @@ def _kin_echo(book: ProfileBook, doc, asked, asked_doc, source_id: str) -> None:
     book.relation(person, ROLE_PREDICATES[lemma], asked.speaker, source_id)
 
 
-_ASKED_JOBS = {"job", "internship", "placement", "position", "role", "apprenticeship"}
+_ASKED_JOBS = set(word_list("entities", "_ASKED_JOBS"))
 
 
 def _job_in_reply(book: ProfileBook, doc, asked, asked_doc, speaker: Entity, source_id: str) -> None:
@@ -834,7 +817,7 @@ def _name_before_comma(tok):
     return None
 
 
-_DENIALS = {"no", "nope", "nah", "not", "never"}
+_DENIALS = set(word_list("entities", "_DENIALS"))
 
 
 def _named_kin_tag(book: ProfileBook, tok):
@@ -999,7 +982,7 @@ _PLACE_VERBS = {("live", "in"): "lives_in", ("move", "to"): "lives_in", ("move",
                 ("employ", "by"): "works_at", ("employ", "at"): "works_at", ("sign up", "with"): "member_of"}
 _ATTRIBUTE_KEYS = {("work", "as"): "occupation", ("major", "in"): "studies"}
 # "Lives out in Malton", "Works at the brewery now": where a dropped subject's verb still says something
-_DROPPED_SUBJECT_VERBS = {"live", "work", "study", "teach", "lecture", "volunteer", "intern"}
+_DROPPED_SUBJECT_VERBS = set(word_list("entities", "_DROPPED_SUBJECT_VERBS"))
 _TARGET_TYPES = {"lives_in": "place", "moved_from": "place", "from": "place", "grew_up_in": "place",
                  "works_at": "organization", "volunteers_at": "organization", "studies_at": "organization",
                  "member_of": "organization", "works_on": "project"}
@@ -1007,30 +990,23 @@ _WHY = {"lives_in": "place where {who} lives", "moved_from": "place {who} moved 
         "grew_up_in": "where {who} grew up", "works_at": "organization where {who} works",
         "volunteers_at": "organization where {who} volunteers", "studies_at": "where {who} studies",
         "member_of": "group {who} belongs to", "works_on": "project {who} works on"}
-_MEMBER_VERBS = {"join", "rejoin"}
-_GROUP_ROLES = {"member", "chair", "chairman", "chairwoman", "chairperson", "treasurer", "secretary", "captain",
-                "president", "trustee"}
-_WORKPLACE_NOUNS = {"work", "office", "job", "workplace", "team", "department", "ward", "staff"}
-_THERE_ADVERBS = {"up", "down", "back", "over", "out", "away"}
-_SCHOOL_HEADS = {"school", "primary", "secondary", "academy", "college", "university", "uni", "polytechnic",
-                 "institute", "kindergarten", "preschool", "nursery", "conservatoire", "conservatory"}
-_DEGREE_NOUNS = {"module", "msc", "bsc", "ma", "ba", "mba", "phd", "doctorate", "degree", "masters", "master",
-                 "bachelor", "course", "diploma", "apprenticeship", "pgce", "undergrad", "postgrad", "residency"}
-_STUDENT_NOUNS = {"student", "undergrad", "undergraduate", "postgrad", "phd", "fresher", "sophomore", "junior",
-                  "senior", "grad", "postdoc", "researcher", "lecturer", "candidate"}
-_BUILD_VERBS = {"build", "develop", "design", "launch", "lead", "run", "create", "found", "start", "code", "finish",
-                "write", "ship", "release", "train", "maintain", "manage"}
-_JOB_NOUNS = {"job", "work", "internship", "position", "role", "office", "shift", "placement", "notice", "contract",
-              "probation", "team", "department", "desk", "colleague", "colleagues"}
-_TAKE_JOB_VERBS = {"get", "land", "accept", "take", "start", "begin", "love", "hate", "keep", "quit", "leave"}
-_LEASE_NOUNS = {"lease", "tenancy", "mortgage"}
+_MEMBER_VERBS = set(word_list("entities", "_MEMBER_VERBS"))
+_GROUP_ROLES = set(word_list("entities", "_GROUP_ROLES"))
+_WORKPLACE_NOUNS = set(word_list("entities", "_WORKPLACE_NOUNS"))
+_THERE_ADVERBS = set(word_list("entities", "_THERE_ADVERBS"))
+_SCHOOL_HEADS = set(word_list("entities", "_SCHOOL_HEADS"))
+_DEGREE_NOUNS = set(word_list("entities", "_DEGREE_NOUNS"))
+_STUDENT_NOUNS = set(word_list("entities", "_STUDENT_NOUNS"))
+_BUILD_VERBS = set(word_list("entities", "_BUILD_VERBS"))
+_JOB_NOUNS = set(word_list("entities", "_JOB_NOUNS"))
+_TAKE_JOB_VERBS = set(word_list("entities", "_TAKE_JOB_VERBS"))
+_LEASE_NOUNS = set(word_list("entities", "_LEASE_NOUNS"))
 # "We just bought a house in Harrogate", "we're renting a flat in Porto": a home the speaker now has
-_HOME_GETTING_VERBS = {"buy", "rent", "own", "find", "get", "share", "sign"}
-_ORDINALS = {"first", "second", "third", "fourth", "fifth", "final", "last"}
+_HOME_GETTING_VERBS = set(word_list("entities", "_HOME_GETTING_VERBS"))
+_ORDINALS = set(word_list("entities", "_ORDINALS"))
 # "my neighbours in Didsbury", "the commute from Reading is killing me": where the speaker lives
 _HOME_SIDE_NOUNS = {"neighbour": "in", "neighbor": "in", "commute": "from"}
-_HOME_NOUNS = {"flat", "house", "home", "apartment", "place", "street", "neighbourhood", "neighborhood", "move",
-               "bungalow", "cottage", "garden", "allotment"}
+_HOME_NOUNS = set(word_list("entities", "_HOME_NOUNS"))
 
 
 def _target_name(pobj) -> str | None:
@@ -1233,7 +1209,7 @@ def _verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source
             book.attribute(speaker, key, _phrase(pobj, 6), source_id)  # "I live in a small town"
 
 
-_WHILE_NOUNS = {"year", "month", "decade", "age", "ever"}  # not a week: a trip
+_WHILE_NOUNS = set(word_list("entities", "_WHILE_NOUNS"))  # not a week: a trip
 
 
 def _for_a_while(verb) -> bool:
@@ -1295,9 +1271,8 @@ def _said_of_the_past(tok) -> bool:
                                  verb.head.lower_ == "used")
 
 
-_OWN_VERBS = {"run", "own", "open", "start", "launch", "found", "set", "host", "record"}
-_BUSINESS_NOUNS = {"bakery", "cafe", "café", "shop", "company", "business", "firm", "studio", "restaurant", "pub",
-                   "agency", "practice", "startup", "bar", "salon", "gym", "stall", "consultancy", "brewery", "clinic"}
+_OWN_VERBS = set(word_list("entities", "_OWN_VERBS"))
+_BUSINESS_NOUNS = set(word_list("entities", "_BUSINESS_NOUNS"))
 
 _MADE_NOUNS = _BUSINESS_NOUNS | PROJECT_NOUNS | PRODUCT_NOUNS | {"podcast", "blog", "channel", "newsletter", "show",
                                                                "zine", "label", "charity", "club", "brand"}
@@ -1564,8 +1539,8 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
     return book.entities()
 
 
-_ARRIVE_VERBS = {"fly", "come", "drive", "travel", "pop", "make", "head", "train", "cycle", "get", "ride", "sail"}
-_ARRIVE_PARTICLES = {"in", "over", "down", "up", "across", "round"}
+_ARRIVE_VERBS = set(word_list("entities", "_ARRIVE_VERBS"))
+_ARRIVE_PARTICLES = set(word_list("entities", "_ARRIVE_PARTICLES"))
 
 
 def _visitor_homes(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
@@ -1597,7 +1572,7 @@ def _visitor_homes(book: ProfileBook, doc, speaker: Entity, other: str | None, s
             _relate(book, who, "lives_in", pobj, source_id)
 
 
-_CLUB_SESSIONS = {"training", "practice", "rehearsal", "match", "fixture", "session", "gig", "meet", "meeting"}
+_CLUB_SESSIONS = set(word_list("entities", "_CLUB_SESSIONS"))
 
 
 def _club_sessions(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
@@ -1717,7 +1692,7 @@ def _visit_me_in(book: ProfileBook, doc, speaker: Entity, source_id: str) -> Non
                 _relate(book, speaker, "lives_in", pobj, source_id)
 
 
-_DURATION_WORDS = {"month", "year", "decade", "ages"}  # not days or weeks: "Been in Paris a week" is a trip
+_DURATION_WORDS = set(word_list("entities", "_DURATION_WORDS"))  # not days or weeks: "Been in Paris a week" is a trip
 
 
 def _been_there(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
@@ -1749,7 +1724,7 @@ def _been_there(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None
             _relate(book, speaker, "lives_in", subj, source_id)
 
 
-_JOINING = {"join", "rejoin", "enrol", "enroll"}
+_JOINING = set(word_list("entities", "_JOINING"))
 
 
 def _called_it(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:

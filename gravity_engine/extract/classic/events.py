@@ -25,37 +25,20 @@ from .lexicon import NOT_NAMES
 from .names import looks_like_name, canonical_name, clean_name
 from .grammar import (FUTURE_AUX, implicit_first_person, implicit_prefix, clause_tokens, is_first_person,
                       speaker_pronouns, subject_of, tense_reader, third_person, verb_tense)
+from .wordlists import word_list
 
-EVENTIVE = {
-    "go", "visit", "start", "begin", "finish", "complete", "adopt", "get", "buy", "run", "sign", "join", "attend",
-    "move", "travel", "take", "make", "build", "create", "paint", "write", "publish", "launch", "quit", "leave",
-    "lose", "win", "graduate", "marry", "meet", "try", "learn", "teach", "volunteer", "host", "organize",
-    "organise", "throw", "celebrate", "apply", "receive", "hike", "camp", "swim", "bake", "cook", "break", "fix",
-    "open", "sell", "pick", "read", "watch", "see", "play", "perform", "sing", "give", "donate", "speak",
-    "present", "return", "come", "arrive", "fly", "drive", "book", "register", "enroll", "enrol", "transition",
-    "found", "hire", "retire", "research", "practice", "practise", "bring", "decide", "plan", "attend", "explore",
-    "perform", "record", "release", "launch", "design", "draw", "craft", "knit", "sew", "plant", "grow",
-    "renovate", "redo", "paint", "climb", "ski", "surf", "bike", "cycle", "walk", "dance", "compete", "train",
-    "interview", "accept", "propose", "lead", "organize", "protest", "march", "rescue", "foster", "pass",
-    "fail", "recover", "injure", "hurt", "break", "lose", "buy", "purchase", "upgrade", "install", "set",
-    "discover", "find", "get", "receive", "invite", "tell", "show", "share", "post", "upload", "finish",
-    "win", "score", "hit", "reach", "achieve", "earn", "launch", "open", "close", "end", "stop", "quit",
-}
+EVENTIVE = set(word_list("events", "EVENTIVE"))
 # Verbs of thinking and feeling: a time expression next to them rarely marks an event.
-STATIVE = {"think", "know", "guess", "mean", "seem", "hope", "wish", "bet", "suppose", "believe", "feel",
-           "sound", "look", "love", "like", "want", "need", "remember", "wonder", "agree", "appreciate", "thank",
-           "imagine", "hear", "say", "care", "matter", "understand", "mind", "miss"}
+STATIVE = set(word_list("events", "STATIVE"))
 # Past-tense verbs said of oneself that report talk or thought, not something that happened.
-NOT_EVENTS = {"say", "tell", "ask", "mention", "talk", "chat", "forget", "realize", "realise", "notice", "enjoy",
-              "hate", "send", "show", "let", "keep", "catch", "check", "do", "be", "have", "can", "will",
-              "must", "should", "would", "could", "cause", "use", "need", "reply", "answer", "text"}
-_NON_AGENTS = {"it", "that", "this", "there", "what", "which", "who", "everything", "nothing", "something"}
-_NOW_WORDS = {"now", "currently"}
+NOT_EVENTS = set(word_list("events", "NOT_EVENTS"))
+_NON_AGENTS = set(word_list("events", "_NON_AGENTS"))
+_NOW_WORDS = set(word_list("events", "_NOW_WORDS"))
 _FILLER = re.compile(
     r"^(?:(?:by the way|anyway|btw|oh|wow|yeah|yes|well|so|and|but|also|plus|guess what|you know)\b[\s,.!-]*)+",
     re.I)
-_PAST_PASSIVE_AUX = {"was", "were", "got"}
-_PLACEHOLDER_OBJECTS = {"what", "something", "anything", "stuff"}
+_PAST_PASSIVE_AUX = set(word_list("events", "_PAST_PASSIVE_AUX"))
+_PLACEHOLDER_OBJECTS = set(word_list("events", "_PLACEHOLDER_OBJECTS"))
 
 
 def span_free(spans: list[TimeSpan], verb) -> bool:
@@ -429,8 +412,7 @@ class _NamedPeople:
         self.last, self.last_at = self._last_named(doc, len(doc)), k
 
 
-_ANSWER_OPENERS = {"oh", "um", "uh", "well", "so", "yeah", "yes", "yep", "haha", "hmm", "ah", "it", "'s", "was",
-                   "is", "be", "will", "that", "probably", "maybe", "just", "back"}
+_ANSWER_OPENERS = set(word_list("events", "_ANSWER_OPENERS"))
 
 
 def _when_question(doc):
@@ -595,8 +577,8 @@ def _date_by_leftover_spans(utt_events: list[Event], event_spans: dict, spans: l
         events.append(event)
 
 
-_VAGUE_SPAN_WORDS = {"recently", "lately", "these days", "today", "tonight", "now"}
-_WHEN_NOT_WHAT_VERBS = {"be", "happen", "go"}  # "last night was amazing", "something happened", "it went well"
+_VAGUE_SPAN_WORDS = set(word_list("events", "_VAGUE_SPAN_WORDS"))
+_WHEN_NOT_WHAT_VERBS = set(word_list("events", "_WHEN_NOT_WHAT_VERBS"))  # "last night was amazing", "something happened", "it went well"
 
 
 def _says_when_not_what(verb) -> bool:

@@ -25,50 +25,31 @@ from dataclasses import dataclass
 from ...timeparse import TimeSpan, spell_span
 from .grammar import implicit_first_person, implicit_prefix, clause_tokens, subject_of, third_person
 from .names import full_name
+from .wordlists import word_list
 
 FACT_KEY = "fact"
 MAX_FACT_WORDS = 16
 MAX_FACTS_PER_UTTERANCE = 4
 
 # Verbs of talk, thought and feeling: "I think so", "I mean it", "I know", "I guess".
-_TELLING = {"ask", "tell", "say", "mention", "text", "message", "reply", "answer"}  # to the listener, in this chat
-SKIP_VERBS = {
-    "think", "guess", "know", "mean", "hope", "wish", "bet", "suppose", "believe", "wonder", "agree",
-    "appreciate", "thank", "imagine", "say", "tell", "ask", "talk", "chat", "let", "realize", "realise",
-    "understand", "mind", "care", "matter", "catch", "check", "hear", "feel", "sound", "seem", "forget",
-    "remember", "promise", "admit", "reply", "answer", "text", "message", "hug", "congratulate", "mention",
-    "notice",
-}
-_HEDGE_HEADS = {"think", "guess", "suppose", "believe", "hope", "wish", "bet", "feel", "imagine", "wonder",
-                "doubt", "say", "mean", "know"}
-_HEDGE_AUX = {"might", "may", "could", "would", "should", "'d", "must", "can", "ca"}
-_HEDGE_ADV = {"maybe", "probably", "perhaps", "possibly", "hopefully"}
-_CONDITION_MARKS = {"if", "unless", "whether", "though", "although"}
-FILLER_ADV = {"just", "really", "actually", "totally", "so", "also", "too", "even", "literally", "honestly",
-              "definitely", "basically", "kinda", "pretty", "absolutely", "seriously", "already", "anyway",
-              "very", "truly", "super"}
+_TELLING = set(word_list("facts", "_TELLING"))  # to the listener, in this chat
+SKIP_VERBS = set(word_list("facts", "SKIP_VERBS"))
+_HEDGE_HEADS = set(word_list("facts", "_HEDGE_HEADS"))
+_HEDGE_AUX = set(word_list("facts", "_HEDGE_AUX"))
+_HEDGE_ADV = set(word_list("facts", "_HEDGE_ADV"))
+_CONDITION_MARKS = set(word_list("facts", "_CONDITION_MARKS"))
+FILLER_ADV = set(word_list("facts", "FILLER_ADV"))
 # Nouns that carry no content of their own: "I had a great time", "I'll do my best".
-GENERIC_NOUNS = {
-    "thing", "stuff", "lot", "lots", "time", "way", "day", "idea", "bit", "kind", "sort", "one", "something",
-    "anything", "everything", "nothing", "fun", "chance", "moment", "sense", "deal", "luck", "news", "today",
-    "tonight", "yesterday", "tomorrow", "minute", "guy", "man", "question", "point", "feeling", "part", "best",
-    "place", "look", "word", "reminder", "blast", "life", "heart", "mind", "hand", "update", "advice", "tip",
-    "ton", "while", "rest", "end", "sure", "lol", "haha", "pic", "picture", "photo", "glad", "support", "help",
-    "vibe", "vibes", "hug", "hugs", "wishes", "congrats", "congratulations",  # "sending him all the good vibes"
-}
-_ADJ_CHITCHAT = {"sorry", "glad", "happy", "thankful", "grateful", "proud", "excited", "thrilled", "sure", "okay",
-                 "ok", "fine", "good", "great", "right", "afraid", "lucky", "blessed", "stoked", "pumped", "down"}
-_BREAKS = {",", ";", ":", "—", "–", "(", ")", "!", "?", ".", "...", "…", "--"}
-_INTERJECTIONS = {"aww", "aw", "oh", "wow", "yeah", "yes", "no", "hey", "hi", "ok", "okay", "well", "so", "haha", "lol",
-                  "omg", "ah", "ooh", "um", "hmm", "ha", "yay", "phew", "whoa", "woah", "gosh", "anyway", "and",
-                  "but", "plus", "also", "honestly", "btw"}
-_CUT_DEPS = {"advcl", "parataxis", "intj", "discourse", "relcl", "mark", "meta", "dep", "vocative"}
+GENERIC_NOUNS = set(word_list("facts", "GENERIC_NOUNS"))
+_ADJ_CHITCHAT = set(word_list("facts", "_ADJ_CHITCHAT"))
+_BREAKS = set(word_list("facts", "_BREAKS"))
+_INTERJECTIONS = set(word_list("facts", "_INTERJECTIONS"))
+_CUT_DEPS = set(word_list("facts", "_CUT_DEPS"))
 
 
 _CONTRACTION = re.compile(r"(?<=\w)'(re|ve|m|ll|d)\b", re.I)
 _EXPAND = {"re": "are", "ve": "have", "m": "am", "ll": "will", "d": "had"}
-_VAGUE_TIMES = {"these days", "lately", "recently", "nowadays", "currently", "now", "right now", "at the moment",
-                "not long ago", "a while ago", "a while back", "the other day"}
+_VAGUE_TIMES = set(word_list("facts", "_VAGUE_TIMES"))
 
 
 @dataclass

@@ -10,12 +10,12 @@ import re
 from functools import lru_cache
 
 from .lexicon import KIN, PERSON_NOUNS
+from .wordlists import word_list
 
-FIRST_PERSON = {"i", "we"}
-FUTURE_AUX = {"will", "'ll", "shall", "gonna"}  # auxiliaries of a clause said ahead
-_SUBJECT_DEPS = {"nsubj", "nsubjpass", "expl"}
-_LEADING_FILLERS = {"so", "well", "oh", "and", "but", "also", "anyway", "actually", "yeah", "btw", "when", "while",
-                    "because", "since", "after", "before", "if", "as", "then", "plus"}
+FIRST_PERSON = set(word_list("grammar", "FIRST_PERSON"))
+FUTURE_AUX = set(word_list("grammar", "FUTURE_AUX"))  # auxiliaries of a clause said ahead
+_SUBJECT_DEPS = set(word_list("grammar", "_SUBJECT_DEPS"))
+_LEADING_FILLERS = set(word_list("grammar", "_LEADING_FILLERS"))
 _THIRD_PERSON_IRREGULAR = {"am": "is", "'m": "is", "are": "is", "'re": "is", "have": "has", "'ve": "has",
                            "do": "does", "'ll": "will", "'d": "would"}
 
@@ -51,7 +51,7 @@ def has_own_subject(verb) -> bool:
     return any(c.dep_ in _SUBJECT_DEPS for c in verb.children)
 
 
-_NOT_THINGS = {"PERSON", "DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
+_NOT_THINGS = set(word_list("grammar", "_NOT_THINGS"))
 
 
 @lru_cache(maxsize=1)
@@ -227,9 +227,9 @@ def third_person(tokens, speaker: str, other: str | None = None, pronoun: str = 
     return "".join(out).strip()
 
 
-_FUTURE_WORDS = {"will", "'ll", "shall", "gonna", "wo"}
-_PAST_AUX = {"was", "were", "had", "'d", "did"}
-_HEDGE_MODALS = {"would", "could", "might", "may", "should", "must", "can", "ca"}
+_FUTURE_WORDS = set(word_list("grammar", "_FUTURE_WORDS"))
+_PAST_AUX = set(word_list("grammar", "_PAST_AUX"))
+_HEDGE_MODALS = set(word_list("grammar", "_HEDGE_MODALS"))
 
 
 def verb_tense(verb, depth: int = 0) -> bool | None:

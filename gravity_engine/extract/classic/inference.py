@@ -15,8 +15,9 @@ named and a reader sees why.
 from __future__ import annotations
 
 from ...anchors import AnchorSet, Entity, Relation
+from .wordlists import word_list
 
-WORKMATE_PREDICATES = ("colleague_of", "manager_of")
+WORKMATE_PREDICATES = tuple(word_list("inference", "WORKMATE_PREDICATES"))
 MAX_EVIDENCE = 4
 
 

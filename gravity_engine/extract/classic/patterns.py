@@ -25,12 +25,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
-DURATION_PREPS = ["for", "since"]
-TENURE_NOUNS = ["year", "month", "decade"]  # not weeks or days: "two weeks at Mum's" is a stay
-COLLEAGUE_VERBS = ["pair", "work", "collaborate", "team"]
-FRIEND_VERBS = ["make", "meet", "find"]
-JOB_VERBS = ["get", "land", "accept", "take", "start", "begin", "find", "secure", "win", "offer"]
-JOB_NOUNS = ["job", "role", "position", "internship", "placement", "post", "contract", "apprenticeship"]
+from .wordlists import word_list
+
+DURATION_PREPS = word_list("patterns", "DURATION_PREPS")
+TENURE_NOUNS = word_list("patterns", "TENURE_NOUNS")  # not weeks or days: "two weeks at Mum's" is a stay
+COLLEAGUE_VERBS = word_list("patterns", "COLLEAGUE_VERBS")
+FRIEND_VERBS = word_list("patterns", "FRIEND_VERBS")
+JOB_VERBS = word_list("patterns", "JOB_VERBS")
+JOB_NOUNS = word_list("patterns", "JOB_NOUNS")
 
 _PROPN = {"POS": "PROPN"}
 PATTERNS: dict[str, list[list[dict]]] = {

@@ -23,6 +23,7 @@ import numpy as np
 from ...anchors import KeyFact, Topic, TopicSession
 from ...conversation import Conversation, Utterance
 from ...embed import Embedder, normalize
+from .wordlists import word_list
 
 MIN_CONTENT_WORDS = 4
 MAX_TOPICS = 25
@@ -33,21 +34,7 @@ _WORD = re.compile(r"[a-z][a-z']+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _FINISHED = re.compile(r"\b(finished|completed|done with|wrapped up|is over|was over|resolved|fixed|graduated|"
                        r"sold|ended|got the job|signed|accepted|approved|final(?:ly)?)\b", re.I)
-CHAT_WORDS = {
-    "yeah", "yes", "wow", "thanks", "thank", "really", "great", "awesome", "amazing", "cool", "nice", "love",
-    "glad", "hey", "hi", "hello", "oh", "good", "lot", "totally", "definitely", "sounds", "sure", "super", "lol",
-    "haha", "know", "think", "just", "like", "feel", "feels", "felt", "things", "thing", "want", "going", "gonna",
-    "got", "get", "make", "made", "did", "doing", "does", "don't", "i'm", "it's", "that's", "you're", "i've",
-    "can't", "what's", "let", "keep", "way", "time", "much", "kind", "pretty", "stuff", "well", "also", "bit",
-    "always", "mean", "sure", "look", "looks", "see", "say", "said", "tell", "hope", "happy", "proud", "wish",
-    "agree", "appreciate", "right", "soon", "ago", "day", "today", "yesterday", "week", "last", "new",
-    # what the token pattern leaves of contractions ("don't" -> "don")
-    "don", "didn", "doesn", "isn", "wasn", "weren", "couldn", "wouldn", "shouldn", "haven", "hasn", "aren", "won",
-    "can", "ain", "let's", "aww", "omg", "wanna", "talk", "chat", "catch", "soon", "bye",
-    # common verbs and adjectives that make poor topic labels ("set, hallucination, interaction")
-    "set", "come", "came", "need", "needs", "small", "big", "ask", "asked", "put", "take", "took", "use", "used",
-    "try", "tried", "start", "started", "work", "worked", "long", "little", "old", "thought", "vibes", "place",
-}
+CHAT_WORDS = set(word_list("topics", "CHAT_WORDS"))
 
 
 def _content_words(text: str, stop: frozenset[str]) -> list[str]:
@@ -256,9 +243,7 @@ def _ranked_facts(central: list[int], utts: list[Utterance], facts_by_utt: dict[
 # nearly as good and says something else (maximal marginal relevance): "wedding and stained glass".
 TITLE_CANDIDATES = 30
 # Said, not talked about; or so general that every chat is about them ("memories", "feeling"): no title alone.
-TITLE_SKIP = frozenset({"congrats", "congratulations", "kudos", "cheers", "thanks", "memories", "memory", "feeling",
-                        "feelings", "moments", "moment", "experience", "experiences", "encouragement", "support",
-                        "progress", "journey", "life", "fun", "reminder", "reminders", "advice", "ideas", "idea"})
+TITLE_SKIP = frozenset(word_list("topics", "TITLE_SKIP"))
 TITLE_OTHER_WEIGHT = 0.4
 TITLE_SPREAD_WEIGHT = 0.4
 TITLE_SPECIFIC = 0.05
