@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from query_fixtures import make_store
 
 from gravity_engine.errors import ConfigError
-from gravity_engine.query.config import FULL, OPTION_GROUP, PAPER, Budget, QueryConfig, get_variant
+from gravity_engine.query.config import FULL, OPTION_GROUP, PAPER, Budget, QueryConfig
 
 QUESTION = "When did Caroline go to the LGBTQ support group?"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "query-settings.md"
@@ -78,4 +78,3 @@ def test_ask_takes_options_from_the_command_line(tmp_path, fake_embedder):
     assert config["line_sigma"] == 0.4 and config["K_E"] == 1 and config["mode"] == "anchors"
     bad = CliRunner().invoke(app, ["ask", str(tmp_path / "toy"), QUESTION, "--set", "K_E=lots"])
     assert bad.exit_code != 0 and "K_E='lots'" in bad.output and "Traceback" not in bad.output
-    assert get_variant("full") is FULL

@@ -17,10 +17,10 @@ _SET_HELP = ("A query option changed, NAME=VALUE (repeatable), e.g. --set line_s
              "every option: docs/query-settings.md.")
 
 
-def _config(variant: str, no_gravity: bool, k: Optional[int], settings: Optional[list[str]] = None):
+def _config(variant: str, no_gravity: bool, k: Optional[int], options: Optional[list[str]] = None):
     from ..query.config import BASELINE, get_variant
 
-    config = (BASELINE if no_gravity else get_variant(variant)).with_typed(settings or [])
+    config = (BASELINE if no_gravity else get_variant(variant)).with_typed(options or [])
     return config.with_(host_k=k) if k else config
 
 
@@ -101,7 +101,7 @@ def ask(
     no_gravity: bool = typer.Option(False, "--no-gravity", help="The host alone (no anchors, no expansion)."),
     question_date: Optional[str] = typer.Option(None, help="Date the question is asked (default: the last session's)."),
     k: Optional[int] = typer.Option(None, min=1, help="Memories the host returns (default 10)."),
-    settings: Optional[list[str]] = typer.Option(None, "--set", help=_SET_HELP),
+    options: Optional[list[str]] = typer.Option(None, "--set", help=_SET_HELP),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the full JSON trace to this file."),
     prompt: bool = typer.Option(True, "--prompt/--no-prompt", help="Print the final prompt."),
 ) -> None:
@@ -110,7 +110,7 @@ def ask(
     from ..query import ask as run_ask
     from ..store import AnchorStore
 
-    config = _config(variant, no_gravity, k, settings)
+    config = _config(variant, no_gravity, k, options)
     store = AnchorStore.load(store_dir)
     memory = _host(host, host_config)
     try:
@@ -140,7 +140,7 @@ def measure(
     conversation: Optional[str] = typer.Option(None, "--conversation", "-c", help="Only this conversation (e.g. conv-26)."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N questions."),
     variant: str = typer.Option("full", help="Query variant (see ask --help)."),
-    settings: Optional[list[str]] = typer.Option(None, "--set", help=_SET_HELP),
+    options: Optional[list[str]] = typer.Option(None, "--set", help=_SET_HELP),
     budget: int = typer.Option(1000, min=50, help="Total context tokens, the same for host alone and host + anchors."),
     k: int = typer.Option(10, min=1, help="k of evidence recall@k."),
     anchor_share: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Most of the budget the anchor blocks "
@@ -154,20 +154,18 @@ def measure(
     and Gravity's query-path time beside each host's own search time."""
     from tqdm import tqdm
 
-    from ..eval.measure import MeasureSettings
+    from ..eval.measure import MeasureSettings, load_plan
     from ..eval.measure_hosts import measure_hosts, parse_hosts
     from ..query.config import get_variant
+    from ..scale.run import build_stores_first
     from ..testing.host_llm_routes import scripted_host_server
 
-    config = get_variant(variant).with_typed(settings or []).with_(host_k=k, total=budget, additive=additive,
-                                        **({} if anchor_share is None else {"anchor_share": anchor_share}))
+    config = get_variant(variant).with_typed(options or []).with_(host_k=k, total=budget, additive=additive,
+                                       **({} if anchor_share is None else {"anchor_share": anchor_share}))
     settings = MeasureSettings(k=k, config=config, budget=config.budget)
-    from ..eval.measure import load_plan
-    from ..scale.run import build_stores_first
-
     parse_hosts(host, host_config)  # an unknown host is refused before anything is read or built
-    _, plan = load_plan(dataset, path, conversation, limit)
-    build_stores_first([conv for conv, _ in plan], runs, workers, status=typer.echo)
+    plan = load_plan(dataset, path, conversation, limit)
+    build_stores_first([conv for conv, _ in plan[1]], runs, workers, status=typer.echo)
     bar = tqdm(total=0, unit="q", desc="measuring")
 
     def progress(done: int, total: int) -> None:
@@ -178,7 +176,7 @@ def measure(
     try:
         report = measure_hosts(dataset, path, host, runs, conversation, limit, settings, progress=progress,
                                status=bar.write, scripted_llm=scripted_host_server if scripted_llm else None,
-                               host_config=host_config)
+                               host_config=host_config, plan=plan)
     finally:
         bar.close()
     if dataset.lower() == "locomo":

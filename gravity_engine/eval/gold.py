@@ -203,23 +203,21 @@ def _check(gold: Gold, source: str) -> None:
         if norm_name(junk) in seen or norm_name(junk) in speakers:
             raise InputError(f"junk name {junk!r} is also a gold entity or a speaker", source=source,
                              where=f"junk_names[{i}]")
+    def require_entity(name: str, what: str, where: str) -> None:
+        if index.find(name) is None:
+            raise InputError(f"{what} {name!r} is not a gold entity (name or alias)", source=source, where=where)
+
     for i, rel in enumerate(gold.relations):
-        if index.find(rel.subject) is None:
-            raise InputError(f"subject {rel.subject!r} is not a gold entity (name or alias)", source=source,
-                             where=f"relations[{i}].subject")
+        require_entity(rel.subject, "subject", f"relations[{i}].subject")
         canon, _ = predicate_readings(rel.predicate)[0]
         if canon in VOCABULARY and canon not in ("likes", "dislikes") and index.find(rel.object) is None:
             raise InputError(f"object {rel.object!r} of {rel.predicate} is not a gold entity (only likes, dislikes "
                              "and predicates outside the vocabulary take free text)", source=source,
                              where=f"relations[{i}].object")
     for i, fact in enumerate(gold.facts):
-        if index.find(fact.subject) is None:
-            raise InputError(f"subject {fact.subject!r} is not a gold entity (name or alias)", source=source,
-                             where=f"facts[{i}].subject")
+        require_entity(fact.subject, "subject", f"facts[{i}].subject")
     for i, mention in enumerate(gold.mentions):
-        if index.find(mention.entity) is None:
-            raise InputError(f"entity {mention.entity!r} is not a gold entity (name or alias)", source=source,
-                             where=f"mentions[{i}].entity")
+        require_entity(mention.entity, "entity", f"mentions[{i}].entity")
     for i, ev in enumerate(gold.events):
         if ev.end < ev.date_start:
             raise InputError(f"date_end {ev.end} is before date_start {ev.date_start}", source=source,

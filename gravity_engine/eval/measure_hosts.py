@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from ..conversation import Question
+from ..conversation import Conversation, Question
 from ..embed import Embedder
 from ..errors import ConfigError, GravityError
 from ..hosts import available_hosts, get_host, resolve
@@ -381,14 +381,15 @@ def measure_hosts(dataset: str, path: str | Path, hosts: str | list[str], runs_d
                   conversation: str | None = None, limit: int | None = None, settings: MeasureSettings | None = None,
                   embedder: Embedder | None = None, progress: Progress | None = None, status: Status | None = None,
                   llm: LLMConfig | None = None, scripted_llm: ScriptedLLM | None = None,
-                  host_config: str | Path | None = None) -> CrossHostReport:
+                  host_config: str | Path | None = None,
+                  plan: tuple[str, list[tuple[Conversation, list[Question]]]] | None = None) -> CrossHostReport:
     """``measure`` over several hosts: each conversation's anchors loaded once from ``runs_dir`` (built there
     beforehand: ``build.ensure_stores``) and shared; one CSV of rows per host, a summary CSV (one row per host) and a
-    per-category CSV."""
+    per-category CSV. ``plan``: ``load_plan``'s answer when the caller has read the dataset already."""
     started = time.perf_counter()
     settings = settings or MeasureSettings()
     specs, skipped = parse_hosts(hosts, host_config, llm_ok=llm is not None or scripted_llm is not None or _env_llm() is not None)
-    dataset, conv_plan = load_plan(dataset, path, conversation, limit)
+    dataset, conv_plan = plan or load_plan(dataset, path, conversation, limit)
     runs = Path(runs_dir)
     plan = [(load_conversation_store(conv, runs), qs) for conv, qs in conv_plan]
     results, failed = _run(plan, specs, dataset, settings, embedder, progress, status, llm, scripted_llm)
