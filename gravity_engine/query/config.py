@@ -161,6 +161,7 @@ OPTION_GROUP: dict[str, str] = {name: group for group, model in _GROUPS.items() 
 if len(OPTION_GROUP) != sum(len(m.model_fields) for m in _GROUPS.values()):
     raise RuntimeError("query option names must be unique across the groups")
 _SPELLINGS = {"R": "temporal_slots"}  # the method's name for the temporal slots
+_DEFAULTS = {name: field.default for model in _GROUPS.values() for name, field in model.model_fields.items()}
 
 
 class QueryConfig(BaseModel):
@@ -223,10 +224,10 @@ class QueryConfig(BaseModel):
             if not sep or not name:
                 raise ConfigError(f"query setting {setting!r}: write it as NAME=VALUE, e.g. line_sigma=0.3")
             option = _SPELLINGS.get(name, name)
-            group = _GROUPS.get(OPTION_GROUP.get(option, ""))
-            if group is not None and text.lower() in ("none", "null") and not group.model_fields[option].is_required():
-                changes[name] = None
-            elif group is not None and isinstance(group.model_fields[option].default, tuple):
+            default = _DEFAULTS.get(option)
+            if text.lower() in ("none", "null"):
+                changes[name] = None  # refused by validation where the option cannot be None
+            elif isinstance(default, tuple):
                 changes[name] = tuple(part.strip() for part in text.split(",") if part.strip())
             else:
                 changes[name] = text  # validation converts the text to the option's type, or says why not
