@@ -197,7 +197,7 @@ def test_a_name_echoed_as_the_subject_of_a_short_exclamation_names_the_kin_of_th
 
 
 def test_a_name_written_alone_inside_a_sentence_next_to_i_or_an_opening_function_word():
-    from gravity_engine.extract.classic.entities import capitalised_inside
+    from gravity_engine.extract.classic.profiles import capitalised_inside
 
     assert "teodor" in capitalised_inside(["For Teodor I'll pretend."])
     assert "york" not in capitalised_inside(["New York is big."])  # one name of two words

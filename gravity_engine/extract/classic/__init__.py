@@ -20,7 +20,7 @@ from ...conversation import Conversation
 from ...embed import DEFAULT_MODEL, Embedder, get_embedder
 from ..base import Batch, BatchAnchors
 from .answers import parsed_statements
-from .entities import capitalised_inside, extract_entities
+from .entities import extract_entities
 from .events import extract_events
 from .facts import FACT_KEY
 from ..learned.apply import apply_learned
@@ -28,6 +28,7 @@ from ..learned.encoder import get_token_encoder
 from ..learned.heads import load_models
 from .inference import infer_relations
 from .nlp import SPACY_MODEL, parse
+from .profiles import capitalised_inside
 from .topics import build_topics, embed_cached
 from .wordlists import word_list
 

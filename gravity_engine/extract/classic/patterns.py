@@ -1,7 +1,7 @@
 """Relation patterns over the dependency parse, written for spaCy's ``DependencyMatcher``.
 
 Each pattern names the tokens a relation needs (who, the target, the words that make it one) and
-``relation_matches`` yields them per sentence; ``entities.py`` turns a match into a relation with its
+``relation_matches`` yields them per sentence; ``verb_patterns.py`` turns a match into a relation with its
 evidence, resolving "I", "you", "he"/"she" and names as it does for every other pattern:
 
 * ``employed_at``: "I've been at Marchetti Architects for two years", "I was at Copperleaf for five years",
@@ -13,7 +13,7 @@ evidence, resolving "I", "you", "he"/"she" and names as it does for every other 
 * ``colleague``: "I'm pairing with a designer called Wojtek", "I work with Dana on the audit";
 * ``friend_made``: "She's made a friend, Isla", "I met a friend called Jo at the gym";
 * ``job_taken``: "He got a job at Lir Robotics", "Ana landed a role with Acme" (the possessive "my job at"
-  is ``entities._job_patterns``);
+  is ``noun_patterns.job_patterns``);
 * ``job_in``: "I've accepted a job in Edinburgh" (where one works is where one lives, as for "a barista in
   Hamburg").
 

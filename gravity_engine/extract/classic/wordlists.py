@@ -1,6 +1,7 @@
 """The classic extractor's word lists, kept as data: one TOML file per module in ``words/`` (``words/entities.toml``
-holds the lists of ``entities.py``), each list a key with its words in the order the rules read them. A rule
-module names a list and says what it needs of it: ``KIN = set(word_list("entities", "KIN"))``."""
+holds the lists of ``entities.py`` and of the rule modules split from it), each list a key with its words in the
+order the rules read them. A rule module names a list and says what it needs of it:
+``KIN = set(word_list("entities", "KIN"))``."""
 
 from __future__ import annotations
 
