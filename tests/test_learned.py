@@ -222,3 +222,11 @@ def test_the_review_queue_lists_what_the_heads_doubted_first(store_dir):
     assert {i.anchor_id for i in first} == {doubted_type.id, doubted_rel.id}, [(i.name, i.reasons) for i in first]
     assert all(any(r.kind == "low_confidence" for r in i.reasons) for i in first)
     assert not any(r.kind == "low_confidence" for i in queue.items[2:] for r in i.reasons)
+
+
+def test_training_defaults_name_the_projects_own_folders():
+    # `gravity train` with no options read gravity_engine/sample_data/ after the module moved into eval/
+    from gravity_engine.eval.train import DEV_DIR, TRAIN_DIR
+
+    assert list(TRAIN_DIR.glob("*.gold.json")) and list(DEV_DIR.glob("*.gold.json"))
+    assert TRAIN_DIR == ROOT / "sample_data" / "train"

@@ -36,7 +36,7 @@ from ..fileio import atomic_write_text
 from .gold import Gold, GoldIndex, find_gold_files, load_gold, mention_spans, normalize_type, score_store
 from ..loaders import load_conversation
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the project: gravity_engine/eval/train.py
 TRAIN_DIR = ROOT / "sample_data" / "train"
 DEV_DIR = ROOT / "sample_data" / "gold" / "dev"
 NEGATIVES_PER_POSITIVE = 20  # nearly all: fewer would shift the probabilities up
