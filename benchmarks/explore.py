@@ -8,7 +8,8 @@ Browser rows start `streamlit run app.py` on 127.0.0.1 with the store copied int
 and drive Debian's chromium with Playwright: a new tab on the graph page until its nodes are drawn (a tab of
 the same browser, which keeps its HTTP cache, and a fresh browser profile, which does not; and on Settings,
 a page without charts, as the baseline), the sidebar link from the timeline to the graph,
-a click on a node until its profile's heading, a new tab on the timeline until its marks are drawn, and the
+a click on a node until its profile's heading, a new tab on the timeline until its marks are drawn (and, as the
+framework's floor, a new tab on a one-heading Streamlit app), and the
 timeline's labels in Labels mode (counted and checked for overlaps by their boxes in the browser). A second table
 prints the sizes issue 30 quotes: the timeline's height and its person lanes' share with every topic lane and
 folded, the labels placed, suspicious dates, and the graph's typed, co-mention and unconnected counts. A synthetic graph of 300 entities checks that the
@@ -244,6 +245,54 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
             (f"browser: click a node -> its profile heading ({biggest})", clicks, "<= 2 s")]
 
 
+def floor_rows(repeat: int = 3) -> list[tuple[str, list[float], str]]:
+    """The framework's own floor: a new tab on a one-heading Streamlit app, in the same browser, on this machine. What
+    the app's pages take beyond it is theirs."""
+    import subprocess
+    import urllib.request
+
+    from playwright.sync_api import sync_playwright
+
+    from gravity_engine.testing.app_server import free_port, launch_chromium
+
+    folder = Path(tempfile.mkdtemp(prefix="gravity_floor_"))
+    (folder / "app.py").write_text('import streamlit as st\nst.set_page_config(layout="wide")\nst.title("Floor")\n')
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(folder / "app.py"), "--server.port",
+                               str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+                               "--browser.gatherUsageStats", "false"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = launch_chromium(p)
+            tabs = browser.new_context(viewport={"width": 1440, "height": 1200})
+            warm = tabs.new_page()
+            warm.goto(url)
+            warm.get_by_role("heading", name="Floor").wait_for(timeout=60_000)
+            warm.close()
+            times = []
+            for _ in range(repeat):
+                page = tabs.new_page()
+                t0 = time.perf_counter()
+                page.goto(url)
+                page.get_by_role("heading", name="Floor").wait_for(timeout=60_000)
+                times.append(time.perf_counter() - t0)
+                page.close()
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+    return [("browser: new tab on a one-heading Streamlit app -> its heading (the framework's floor here)", times, "")]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--store", default=str(ROOT / "runs" / "classic" / "conv-47"),
@@ -255,8 +304,8 @@ def main() -> None:
                  "../shared/data/locomo10.json --conversation conv-47 --out runs/classic/conv-47")
     rows = library_rows(args.store)
     if not args.no_browser:
-        rows += browser_rows(args.store)
-    print(f"| step | median s | min s | max s | n | note |\n|---|---|---|---|---|---|")
+        rows += browser_rows(args.store) + floor_rows()
+    print("| step | median s | min s | max s | n | note |\n|---|---|---|---|---|---|")
     for label, times, note in rows:
         print(f"| {label} | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} | {len(times)} "
               f"| {note} |")
