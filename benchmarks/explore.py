@@ -248,47 +248,30 @@ def browser_rows(store_path: str, repeat: int = 3) -> list[tuple[str, list[float
 def floor_rows(repeat: int = 3) -> list[tuple[str, list[float], str]]:
     """The framework's own floor: a new tab on a one-heading Streamlit app, in the same browser, on this machine. What
     the app's pages take beyond it is theirs."""
-    import subprocess
-    import urllib.request
-
     from playwright.sync_api import sync_playwright
 
-    from gravity_engine.testing.app_server import free_port, launch_chromium
+    from gravity_engine.testing.app_server import AppServer, launch_chromium
 
     folder = Path(tempfile.mkdtemp(prefix="gravity_floor_"))
     (folder / "app.py").write_text('import streamlit as st\nst.set_page_config(layout="wide")\nst.title("Floor")\n')
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(folder / "app.py"), "--server.port",
-                               str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
-                               "--browser.gatherUsageStats", "false"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        with sync_playwright() as p:
+        with AppServer(folder, script=folder / "app.py") as server, sync_playwright() as p:
             browser = launch_chromium(p)
             tabs = browser.new_context(viewport={"width": 1440, "height": 1200})
             warm = tabs.new_page()
-            warm.goto(url)
+            warm.goto(server.url)
             warm.get_by_role("heading", name="Floor").wait_for(timeout=60_000)
             warm.close()
             times = []
             for _ in range(repeat):
                 page = tabs.new_page()
                 t0 = time.perf_counter()
-                page.goto(url)
+                page.goto(server.url)
                 page.get_by_role("heading", name="Floor").wait_for(timeout=60_000)
                 times.append(time.perf_counter() - t0)
                 page.close()
             browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=30)
         shutil.rmtree(folder, ignore_errors=True)
     return [("browser: new tab on a one-heading Streamlit app -> its heading (the framework's floor here)", times, "")]
 

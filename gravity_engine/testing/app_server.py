@@ -52,9 +52,11 @@ class AppServer:
     ``start()`` returns once the server answers its health check."""
 
     def __init__(self, home: str | Path, *, log: str | Path | None = None, start_timeout: float = 120,
-                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()):
-        """``env``: added to the server's environment (a sign-in mode); ``args``: more ``streamlit run`` options."""
+                 env: dict[str, str] | None = None, args: tuple[str, ...] = (), script: str | Path = "app.py"):
+        """``env``: added to the server's environment (a sign-in mode); ``args``: more ``streamlit run`` options;
+        ``script``: another Streamlit script than the app (a benchmark's baseline page)."""
         self.home = Path(home)
+        self.script = str(script)
         self.extra_env = dict(env or {})
         self.extra_args = tuple(args)
         self.log_path = Path(log) if log else self.home / "streamlit.log"
@@ -70,7 +72,7 @@ class AppServer:
         t0 = time.perf_counter()
         with open(self.log_path, "w") as log:  # the child keeps its own copy of the descriptor
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "gravity_engine.testing.serve_app", "run", "app.py", "--server.headless", "true",
+                [sys.executable, "-m", "gravity_engine.testing.serve_app", "run", self.script, "--server.headless", "true",
                  "--server.address", "127.0.0.1", "--server.port", str(self.port), *self.extra_args],
                 cwd=ROOT, env=server_env(self.home) | self.extra_env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True)
