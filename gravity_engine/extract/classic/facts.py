@@ -101,7 +101,7 @@ def fact_subject(verb, people: set[str] | frozenset[str] = frozenset()):
     return None, ""
 
 
-def _hedged(verb) -> bool:
+def hedged(verb) -> bool:
     for c in verb.children:
         if c.dep_ in ("aux", "auxpass") and c.lower_ in _HEDGE_AUX:
             return True
@@ -214,7 +214,7 @@ def facts_of_doc(doc, speaker: str, other: str | None, source_id: str,
                 continue
             kind = "implicit"
         lemma = verb.lemma_.lower()
-        if lemma in SKIP_VERBS or _hedged(verb) or _chitchat_be(verb):
+        if lemma in SKIP_VERBS or hedged(verb) or _chitchat_be(verb):
             continue
         if verb.dep_ == "conj" and verb.head.lemma_.lower() in SKIP_VERBS:
             continue

@@ -6,7 +6,7 @@ to say it ("my new position at Globex", "our flat in Bristol": ``job_patterns``)
 from __future__ import annotations
 
 from ...anchors import Entity
-from .facts import _hedged
+from .facts import hedged
 from .grammar import FUTURE_AUX, is_first_person, subject_of
 from .lexicon import FAMILY, NOT_NAMES, PERSON_NOUNS, PETS
 from .names import full_name, looks_like_name
@@ -241,7 +241,7 @@ def _speaker_gets_home(tok) -> bool:
     verb = tok.head
     if tok.dep_ != "dobj" or verb.lemma_.lower() not in _HOME_GETTING_VERBS or verb.dep_ == "xcomp":
         return False
-    return is_first_person(subject_of(verb)) and not _hedged(verb) and not any(
+    return is_first_person(subject_of(verb)) and not hedged(verb) and not any(
         c.dep_ == "neg" or (c.dep_ == "aux" and c.lower_ in FUTURE_AUX) for c in verb.children)
 
 
@@ -259,7 +259,7 @@ def job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> Non
         mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children)
         # "I got the job at Brightwater", "I handed in my notice at Pennine Mutual"
         taken = tok.dep_ == "dobj" and tok.head.lemma_.lower() in _TAKE_JOB_VERBS and is_first_person(
-            subject_of(tok.head)) and not any(c.dep_ == "neg" for c in tok.head.children) and not _hedged(tok.head)
+            subject_of(tok.head)) and not any(c.dep_ == "neg" for c in tok.head.children) and not hedged(tok.head)
         if lemma in _JOB_NOUNS and (mine or taken):
             verb_preps = [c for c in tok.head.children if c.dep_ == "prep" and c.lower_ == "at" and c.i > tok.i] \
                 if tok.dep_ == "dobj" else []
@@ -268,7 +268,7 @@ def job_patterns(book: ProfileBook, doc, speaker: Entity, source_id: str) -> Non
                         source_id)
         # "I signed a lease in Ballard": where the speaker lives now
         if lemma in _LEASE_NOUNS and tok.dep_ == "dobj" and is_first_person(subject_of(tok.head)) and not any(
-                c.dep_ == "neg" for c in tok.head.children) and not _hedged(tok.head):
+                c.dep_ == "neg" for c in tok.head.children) and not hedged(tok.head):
             _home_after(book, tok, speaker, ("in", "on"), source_id)
         # "I'm in my second year at Kirkgate Uni": a course or a job, by the place's name
         if lemma == "year" and any(c.dep_ == "amod" and c.lower_ in _ORDINALS for c in tok.children) and any(

@@ -5,7 +5,7 @@ called Salmon Bay Clay", "come visit me in Seattle", "Priya from your work", "tw
 from __future__ import annotations
 
 from ...anchors import Entity
-from .facts import _hedged
+from .facts import hedged
 from .grammar import is_first_person, subject_of
 from .lexicon import NOT_NAMES, TIME_WORDS
 from .names import full_name, looks_like_name, clean_name
@@ -215,7 +215,7 @@ def _called_it(book: ProfileBook, doc, speaker: Entity, source_id: str) -> None:
                 c.dep_ in ("nsubjpass", "nsubj") and c.lower_ in ("it", "this", "she", "he") for c in root.children):
             continue
         verb = before.root
-        if verb.pos_ != "VERB" or any(c.dep_ == "neg" for c in verb.children) or _hedged(verb) or \
+        if verb.pos_ != "VERB" or any(c.dep_ == "neg" for c in verb.children) or hedged(verb) or \
                 before.text.rstrip().endswith("?"):
             continue
         subj = subject_of(verb)

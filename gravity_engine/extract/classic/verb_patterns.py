@@ -5,7 +5,7 @@ hiking", "I'm a nurse at Cedar Clinic", "I joined the Harbor Striders"), the ver
 from __future__ import annotations
 
 from ...anchors import Entity
-from .facts import _hedged
+from .facts import hedged
 from .grammar import FUTURE_AUX, span_text
 from .lexicon import NOT_NAMES
 from .names import full_name, looks_like_name, suffix_type
@@ -83,7 +83,7 @@ def verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source_
     lemma = verb.lemma_.lower()
     children = list(verb.children)
     negated = any(c.dep_ == "neg" for c in children)
-    conditional = any(c.lower_ in ("would", "'d", "might", "could") for c in children) or _hedged(verb)
+    conditional = any(c.lower_ in ("would", "'d", "might", "could") for c in children) or hedged(verb)
     future = any(c.dep_ == "aux" and c.lower_ in FUTURE_AUX for c in children)
     is_speaker = who is speaker
     if lemma == "stand" and negated and any(c.lower_ in ("ca", "can", "could") for c in children):
@@ -344,7 +344,7 @@ def matched_relations(book: ProfileBook, doc, speaker: Entity, other: str | None
     """Relations from the DependencyMatcher patterns of ``patterns.py``."""
     for label, t in relation_matches(doc):
         head = t["noun"] if label.startswith("member") else t.get("verb") or t.get("noun")
-        if any(c.dep_ == "neg" for c in head.children) or _hedged(head):
+        if any(c.dep_ == "neg" for c in head.children) or hedged(head):
             continue
         target = t["target"]
         if target.pos_ == "NOUN" and label != "colleague" and label != "friend_made":
