@@ -76,6 +76,21 @@ class Conversation(BaseModel):
     def session(self, session_id: str) -> Session | None:
         return next((s for s in self.sessions if s.id == session_id), None)
 
+    def listeners(self) -> dict[str, str]:
+        """Who each utterance is said to, by id: the other speaker of a two-person chat, else the last one who spoke
+        before it in its session (the first turn of a group session has none)."""
+        out = {}
+        for s in self.sessions:
+            last: list[str] = []
+            for u in s.utterances:
+                others = [o for o in self.speakers if o != u.speaker]
+                who = others[0] if len(self.speakers) == 2 and len(others) == 1 else next(
+                    (x for x in reversed(last) if x != u.speaker), None)
+                if who:
+                    out[u.id] = who
+                last.append(u.speaker)
+        return out
+
     def last_time(self) -> datetime | None:
         """The latest known session time: the default reference for 'recently', 'last year', ..."""
         times = [s.when() for s in self.sessions if s.timestamp]

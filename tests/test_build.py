@@ -231,6 +231,32 @@ def test_verify_flags_unsupported_fields(fake_embedder):
     assert anchors.events[1].date_start is None
 
 
+def test_listeners_and_a_relation_said_to_the_listener_is_supported():
+    group = Session(id="s1", index=1, utterances=[
+        Utterance(id="g1", speaker="Ann", text="Morning all", session_id="s1"),
+        Utterance(id="g2", speaker="Bob", text="Hi Ann", session_id="s1"),
+        Utterance(id="g3", speaker="Cy", text="Hello", session_id="s1"),
+        Utterance(id="g4", speaker="Cy", text="Anyone?", session_id="s1")])
+    assert Conversation(id="g", sessions=[group], speakers=["Ann", "Bob", "Cy"]).listeners() == {
+        "g2": "Ann", "g3": "Bob", "g4": "Bob"}
+    pair = Session(id="s1", index=1, utterances=[
+        Utterance(id="u1", speaker="Caroline", text="No worries, Mel! Your friendship means so much to me.",
+                  session_id="s1"),
+        Utterance(id="u2", speaker="Caroline", text="No worries, Mel! See you soon.", session_id="s1"),
+        Utterance(id="u3", speaker="Caroline", text="Dinner was lovely.", session_id="s1")])
+    conv = Conversation(id="p", sessions=[pair], speakers=["Caroline", "Melanie"])
+    assert conv.listeners() == {"u1": "Melanie", "u2": "Melanie", "u3": "Melanie"}
+    anchors = AnchorSet(conversation_id="p", entities=[
+        Entity(id="e1", name="Caroline", type="person", source_ids=["u1"], relations=[
+            Relation(predicate="friend_of", target="Melanie", source_ids=["u1"]),
+            Relation(predicate="sister_of", target="Melanie", source_ids=["u3"]),  # no "you": not said to her
+            Relation(predicate="friend_of", target="Dana", source_ids=["u2"])])])  # said to Melanie, not Dana
+    verify_anchors(anchors, conv, None)
+    checks = {c.field: c for c in anchors.entities[0].checks}
+    assert checks["relations[0]"].supported and checks["relations[0]"].note == "said to Melanie"
+    assert not checks["relations[1]"].supported and not checks["relations[2]"].supported
+
+
 def test_store_load_errors_are_clear(tmp_path):
     with pytest.raises(StoreError, match="no anchors.json"):
         AnchorStore.load(tmp_path)

@@ -85,13 +85,21 @@ def _claims(anchors: AnchorSet) -> list[_Claim]:
     return claims
 
 
-def _check_name(claim: _Claim, sources: list[Utterance]) -> FieldCheck:
+_YOU = re.compile(r"\b(?:you|your|yours|yourself|u|ur)\b", re.IGNORECASE)
+
+
+def _check_name(claim: _Claim, sources: list[Utterance], listeners: dict[str, str] | None = None) -> FieldCheck:
     names = [claim.text, *claim.extra.get("aliases", [])]
     keys = [name_key(n) for n in names if name_key(n)]
     for u in sources:
         hay = name_key(u.display_text() + " " + u.speaker)
         if any(re.search(rf"(^|\s){re.escape(k)}(\s|$)", hay) for k in keys):
             return FieldCheck(field=claim.field, supported=True, score=1.0, method="string")
+        # a relation to the one spoken to: "Your friendship means so much to me" names its target as "your"
+        listener = (listeners or {}).get(u.id)
+        if listener and name_key(listener) in keys and _YOU.search(u.display_text()):
+            return FieldCheck(field=claim.field, supported=True, score=1.0, method="string",
+                              note=f"said to {listener}")
     return FieldCheck(field=claim.field, supported=False, score=0.0, method="string",
                       note=f"{claim.text!r} does not occur in its sources")
 
@@ -132,6 +140,7 @@ def verify_anchors(anchors: AnchorSet, conversation: Conversation, embedder: Emb
     """Fill each anchor's ``checks`` and return a summary (fields, supported, share, per module)."""
     config = config or VerifyConfig()
     utts = conversation.utterance_index()
+    listeners = conversation.listeners()
     claims = _claims(anchors)
     for anchor in (*anchors.entities, *anchors.events, *anchors.topics):
         anchor.checks = []
@@ -143,7 +152,7 @@ def verify_anchors(anchors: AnchorSet, conversation: Conversation, embedder: Emb
             results.append((claim, FieldCheck(field=claim.field, supported=False, score=0.0, method="missing-source",
                                               note="cites no existing utterance")))
         elif claim.kind == "name":
-            check = _check_name(claim, sources)
+            check = _check_name(claim, sources, listeners if claim.field.startswith("relations[") else None)
             if not check.supported and "full" in claim.extra:
                 pending.append((len(results), claim, sources))
                 results.append((claim, None))
