@@ -56,8 +56,10 @@ SYMMETRIC = {"partner", "friend", "sibling", "flatmate", "neighbour", "other fam
 
 
 def one_speaker(turn: str) -> str:
-    """"Speaker 1, Speaker 2: Hi" (said together) as the first speaker's turn: a transcript turn has one name."""
-    return re.sub(r"^(Speaker \d+)(?:\s*(?:,|and)\s*Speaker \d+)+:", r"\1:", turn)
+    """"Speaker 1, Speaker 2: Hi" (said together) as the first speaker's turn: a transcript turn has one name;
+    "Speaker 1:Check it out" (no space, in the train split) as a turn too."""
+    turn = re.sub(r"^(Speaker \d+)(?:\s*(?:,|and)\s*Speaker \d+)+:", r"\1:", turn)
+    return re.sub(r"^(Speaker \d+):(?=\S)", r"\1: ", turn)
 
 
 def norm(name: str) -> str:

@@ -152,7 +152,8 @@ def verify_anchors(anchors: AnchorSet, conversation: Conversation, embedder: Emb
             results.append((claim, FieldCheck(field=claim.field, supported=False, score=0.0, method="missing-source",
                                               note="cites no existing utterance")))
         elif claim.kind == "name":
-            check = _check_name(claim, sources, listeners if claim.field.startswith("relations[") else None)
+            said_to = listeners if claim.field.startswith("relations[") else None
+            check = _check_name(claim, sources, said_to)
             if not check.supported and "full" in claim.extra:
                 pending.append((len(results), claim, sources))
                 results.append((claim, None))
