@@ -139,7 +139,8 @@ def research(limit: int | None) -> int:
     from sklearn.multiclass import OneVsRestClassifier
     from sklearn.preprocessing import MultiLabelBinarizer, StandardScaler
 
-    encoder = get_token_encoder()
+    shipped = load_models()
+    encoder = get_token_encoder(layer=shipped.layer) if shipped else get_token_encoder()  # the heads' features
     work = Path(tempfile.mkdtemp(prefix="dialogre-research-"))
     started = time.perf_counter()
     data = {}
@@ -200,7 +201,7 @@ def main() -> int:
     if models is None:
         print("no trained heads: run `python -m gravity_engine train` first")
         return 1
-    encoder = get_token_encoder()
+    encoder = get_token_encoder(layer=models.layer)
     shipped = models.thresholds["relation"]
     taus = sorted({shipped, *(float(t) for t in args.thresholds.split(",") if t.strip())})
     dialogues = json.loads(path.read_text(encoding="utf-8"))[:args.limit]

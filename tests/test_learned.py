@@ -14,6 +14,7 @@ import pytest
 from gravity_engine.anchors import AnchorSet, Entity, Relation
 from gravity_engine.build import build_store
 from gravity_engine.conversation import Conversation, Session, Utterance
+from gravity_engine.extract.learned.encoder import DEFAULT_LAYER, LAST_LAYER, get_token_encoder
 from gravity_engine.extract.learned.heads import WEIGHTS, Head, Models, load_models
 from gravity_engine.extract.learned.mentions import NameFinder, reference_spans, self_spans
 from gravity_engine.extract.learned.proposals import propose_names
@@ -132,6 +133,21 @@ def test_a_word_the_encoder_knows_is_no_name_at_a_sentence_start_only():
     assert {"Tuilagi", "Grace"} <= names and not names & {"Hang", "Marrying"}, names
 
 
+def test_the_pronoun_i_is_no_name_nor_part_of_one():
+    names = _proposed("Perhaps I could come. I’m sure Adaeze will, I’ll ask", "Perhaps",
+                      frozenset({"perhaps"}))
+    assert "Adaeze" in names and not names & {"Perhaps I", "Perhaps", "I’m", "I’ll", "I"}, names
+
+
+def test_a_head_relation_needs_ends_of_the_right_types():
+    from gravity_engine.extract.learned.features import types_fit
+
+    assert types_fit("likes", "person", "artifact") and types_fit("likes", "pet", "other")
+    assert not types_fit("likes", "artifact", "artifact")  # "Spider-Man likes Iron Man"
+    assert types_fit("friend_of", "person", "person") and not types_fit("friend_of", "person", "organization")
+    assert types_fit("member_of", "organization", "organization") and types_fit("owns_pet", "person", "pet")
+
+
 def test_a_proposed_name_ends_with_its_sentence_and_drops_a_possessive():
     names = _proposed("Bye Nate. I'll see Deb at Tuilagi's tomorrow, Kowalczyk's too", "Say hi to Kowalczyk from me")
     assert {"Nate", "Tuilagi", "Kowalczyk"} <= names, names
@@ -198,6 +214,7 @@ def test_training_is_seeded_and_writes_weights_thresholds_and_metrics(tmp_path):
         assert all(np.array_equal(x, y) for x, y in zip(a.weights, b.weights))
     models = Models.load(tmp_path / "a")
     assert models.relations.labels[0] == "none"
+    assert models.layer == DEFAULT_LAYER  # what the heads were trained on goes with them
     metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
     assert metrics["examples"]["relation instances"] > 0 and "ece" in metrics["calibration_dev"]
 
@@ -230,3 +247,54 @@ def test_training_defaults_name_the_projects_own_folders():
 
     assert list(TRAIN_DIR.glob("*.gold.json")) and list(DEV_DIR.glob("*.gold.json"))
     assert TRAIN_DIR == ROOT / "sample_data" / "train"
+
+
+def test_the_encoder_reads_the_layer_the_heads_were_trained_on(tmp_path):
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from gravity_engine.embed import DEFAULT_MODEL, resolve_model_path
+
+    text = "She picked all the zoology modules at Headingley Met"
+    st = SentenceTransformer(resolve_model_path(DEFAULT_MODEL), device="cpu")
+    enc = st.tokenizer([text], return_tensors="pt")
+    with torch.inference_mode():
+        hidden = st[0].auto_model.eval()(**enc, output_hidden_states=True).hidden_states
+    for layer in (DEFAULT_LAYER, LAST_LAYER):
+        got = get_token_encoder(layer=layer).encode([text])[0].vectors
+        np.testing.assert_allclose(got, hidden[layer][0, 1:-1].numpy(), atol=1e-4)  # [CLS] and [SEP] are dropped
+    assert load_models().layer == DEFAULT_LAYER
+    # heads saved before the layer was recorded read the last one, as they were trained
+    old = tmp_path / "old"
+    shutil.copytree(WEIGHTS, old)
+    meta = json.loads((old / "thresholds.json").read_text())
+    meta.pop("encoder_layer")
+    (old / "thresholds.json").write_text(json.dumps(meta))
+    assert Models.load(old).layer == LAST_LAYER
+    with pytest.raises(ValueError, match="layer 9"):
+        get_token_encoder(layer=9)
+
+
+def test_the_typing_head_does_not_retype_what_the_rules_relations_need():
+    from gravity_engine.extract.learned.apply import decide
+    from gravity_engine.extract.learned.features import LABELS, TYPE_LABELS, EntityView, Scene, UtteranceView
+
+    utts = [UtteranceView("S1:1", "Ana", "My dog Bailey loves the beach at Seaview", "s1")]
+    ents = [EntityView("Ana", [], "person", speaker=True, rules=[(1, "owns_pet", ("S1:1",))]),
+            EntityView("Bailey", [], "pet"), EntityView("Seaview", [], "place")]
+    scene = Scene(utts, ents, get_token_encoder())
+
+    def constant(labels: tuple[str, ...], said: str, width: int) -> Head:  # says `said` whatever it reads
+        bias = np.full(len(labels), -9.0, np.float32)
+        bias[labels.index(said)] = 0.0
+        return Head(labels=labels, mean=np.zeros(width, np.float32), scale=np.ones(width, np.float32),
+                    weights=[np.zeros((width, len(labels)), np.float32)], biases=[bias])
+
+    models = Models(typing=constant(TYPE_LABELS, "person", scene.type_rows().shape[1]),
+                    reference=constant(("other", "same"), "other", 1),
+                    relations=constant(LABELS, "none", scene.pair_rows(0, scene.pair_candidates(0), ["person"] * 3
+                                                                      ).shape[1]),
+                    thresholds={"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.9, "relation_ruled": 0.1},
+                    version="test", layer=DEFAULT_LAYER)
+    types = decide(scene, models).types
+    assert types == ["person", "pet", "person"], types  # an owned pet stays one; a place nothing needs does not

@@ -81,10 +81,14 @@ def rule_anchors(conversation: Conversation, cache: Path | None = None) -> Ancho
 class Examples:
     x: dict[str, list[np.ndarray]] = field(default_factory=lambda: {h: [] for h in HEADS})
     y: dict[str, list[int]] = field(default_factory=lambda: {h: [] for h in HEADS})
+    # per row: (conversation, *what the row is about), so held-out scores can group by conversation and by pair
+    keys: dict[str, list[tuple]] = field(default_factory=lambda: {h: [] for h in HEADS})
+    conversation: int = 0
 
-    def add(self, head: str, rows: np.ndarray, labels: list[int]) -> None:
+    def add(self, head: str, rows: np.ndarray, labels: list[int], keys: list[tuple] | None = None) -> None:
         self.x[head].extend(rows)
         self.y[head].extend(labels)
+        self.keys[head].extend((self.conversation, *k) for k in (keys or [()] * len(labels)))
 
 
 def _gold_relations(gold: Gold, index: GoldIndex) -> dict[frozenset[int], list[tuple[int, str, int, set[str], bool]]]:
@@ -134,7 +138,7 @@ def conversation_examples(gold: Gold, conversation: Conversation, anchors: Ancho
         if e.speaker:
             continue
         label = normalize_type(gold.entities[match[i]].type) if match[i] is not None else "junk"
-        ex.add("typing", rows[i:i + 1], [TYPE_LABELS.index(label)])
+        ex.add("typing", rows[i:i + 1], [TYPE_LABELS.index(label)], [(i,)])
         counts["typed entities"] += 1
     types = [normalize_type(e.type) for e in ents]
     types = [t if t in TYPE_LABELS else "other" for t in types]
@@ -168,7 +172,7 @@ def conversation_examples(gold: Gold, conversation: Conversation, anchors: Ancho
                 labelled.append(((a, b), label))
         if labelled:
             rows = scene.pair_rows(k, [p for p, _ in labelled], types)
-            ex.add("relations", rows, [lab for _, lab in labelled])
+            ex.add("relations", rows, [lab for _, lab in labelled], [(a.ent, b.ent) for (a, b), _ in labelled])
             counts["relation instances"] += sum(lab > 0 for _, lab in labelled)
             counts["pairs"] += len(labelled)
     return counts
@@ -295,7 +299,8 @@ def tune_thresholds(heads: dict[str, Head], dev: list[tuple[Gold, Conversation, 
     thresholds = {"type": 0.5, "junk": 0.6, "reference": 0.5, "relation": 0.5, "relation_ruled": 0.5}
     grid = []
     for tau_type, tau_junk in itertools.product((0.5, 0.7, 0.9), (0.4, 0.6, 0.8)):
-        models = Models(**heads, thresholds={**thresholds, "type": tau_type, "junk": tau_junk}, version="dev")
+        models = Models(**heads, thresholds={**thresholds, "type": tau_type, "junk": tau_junk}, version="dev",
+                        layer=encoder.layer)
         decided = [(g, c, a, _decide(a, c, models, encoder)) for g, c, a in
                    ((g, c, a.model_copy(deep=True)) for g, c, a in dev)]
         for tau, tau_ruled in itertools.product((0.5, 0.6, 0.7, 0.8, 0.9, 0.95), (0.1, 0.2, 0.3, 0.5)):
@@ -318,15 +323,15 @@ def retune(folder: Path = WEIGHTS, dev_dir: Path = DEV_DIR, cache: Path | None =
            log: Callable[[str], None] = _log) -> dict:
     """Set the thresholds of the heads in ``folder`` again on DEV (after a change to how their decisions are used),
     keeping the weights; updates ``thresholds.json`` and ``metrics.json``."""
-    encoder = get_token_encoder()
     models = Models.load(folder)
+    encoder = get_token_encoder(layer=models.layer)
     heads = {h: getattr(models, h) for h in HEADS}
     dev = [(g, c, rule_anchors(c, cache)) for g, c in map(_load, find_gold_files(dev_dir))]
     thresholds, grid, best = tune_thresholds(heads, dev, encoder, log)
     metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
     metrics.update({"thresholds": thresholds, "dev_grid": grid, "dev": best})
-    atomic_write_text(folder / "thresholds.json", json.dumps({"version": models.version, "thresholds": thresholds},
-                                                             indent=1))
+    atomic_write_text(folder / "thresholds.json", json.dumps(
+        {"version": models.version, "thresholds": thresholds, "encoder_layer": models.layer}, indent=1))
     atomic_write_text(folder / "metrics.json", json.dumps(metrics, indent=1))
     return metrics
 
@@ -345,6 +350,7 @@ def train(train_dir: Path = TRAIN_DIR, dev_dir: Path = DEV_DIR, out: Path = WEIG
     totals: Counter = Counter()
     for k, f in enumerate(files, 1):
         gold, conv = _load(f)
+        ex.conversation = k
         counts = conversation_examples(gold, conv, rule_anchors(conv, cache), encoder, ex)
         totals.update(counts)
         if k % 10 == 0 or k == len(files):
@@ -357,14 +363,16 @@ def train(train_dir: Path = TRAIN_DIR, dev_dir: Path = DEV_DIR, out: Path = WEIG
     thresholds, grid, best = tune_thresholds(heads, dev, encoder, log)
     version = hashlib.sha256(b"".join(h.mean.tobytes() + h.weights[-1].tobytes() for h in heads.values())) \
         .hexdigest()[:12]
-    models = Models(**heads, thresholds=thresholds, version=version)
-    metrics = {"version": version, "seed": seed, "thresholds": thresholds, "train_files": len(files),
+    models = Models(**heads, thresholds=thresholds, version=version, layer=encoder.layer)
+    metrics = {"version": version, "seed": seed, "thresholds": thresholds, "encoder_layer": encoder.layer,
+               "train_files": len(files),
                "examples": dict(totals), "dev_grid": grid, "dev": best,
                "calibration_dev": calibration(models, dev, encoder), "seconds": round(time.perf_counter() - started)}
     out.mkdir(parents=True, exist_ok=True)
     for h, head in heads.items():
         head.save(out / f"{h}.npz")
-    atomic_write_text(out / "thresholds.json", json.dumps({"version": version, "thresholds": thresholds}, indent=1))
+    atomic_write_text(out / "thresholds.json", json.dumps(
+        {"version": version, "thresholds": thresholds, "encoder_layer": encoder.layer}, indent=1))
     atomic_write_text(out / "metrics.json", json.dumps(metrics, indent=1))
     log(f"wrote {out} (version {version}) in {metrics['seconds']} s")
     return metrics

@@ -17,7 +17,7 @@ from test_browser import ROOT, _open, _settle, _shot, app_url, browser, page, pl
 
 pytestmark = pytest.mark.e2e
 # The review picker may list events too: pick the entity's own item.
-VIT = re.compile(r"· entity · ViT$")
+WORKSHOP = re.compile(r"· entity · Workshop on Trustworthy Clinical AI$")
 
 
 def _sidebar(page, link: str, heading: str) -> None:
@@ -43,19 +43,20 @@ def test_fix_a_type_on_review_and_see_it_in_the_graph_after_a_rebuild(app_url, p
     page.get_by_text("Most likely wrong").first.wait_for(timeout=60_000)
     assert page.locator("[data-testid='stException']").count() == 0
     _shot(page, "review")
-    page.get_by_role("button", name=re.compile("^Suggested fix")).first.scroll_into_view_if_needed()
-    _shot(page, "review-item")  # the top item: its reasons, sources and suggested fix
+    page.get_by_label("Why (kept with the edit)").scroll_into_view_if_needed()
+    _shot(page, "review-item")  # the top item: its reasons, sources and edits (a suggested fix where there is one)
 
-    # ViT (a vision transformer) is a model architecture; the classic build calls it an organization.
-    _pick(page, "Review or edit", "ViT", VIT)
-    page.get_by_text("entity ent-vit").first.wait_for(timeout=30_000)
-    page.get_by_label("Why (kept with the edit)").fill("a vision transformer, the encoder's architecture")
+    # The workshop Priya's paper went to is an event; the classic build calls it an organization.
+    _pick(page, "Review or edit", "Workshop on Trust", WORKSHOP)
+    page.get_by_text("entity ent-workshop-on-trustworthy-clinical-ai").first.wait_for(timeout=30_000)
+    page.get_by_label("Why (kept with the edit)").fill("a workshop of a conference, not a body")
     page.get_by_label("Why (kept with the edit)").press("Enter")
     _settle(page)
-    _pick(page, "Type", "product")
+    _pick(page, "Type", "event")
     page.get_by_role("button", name="Change type").click()
     # Markdown draws "->" as "→"
-    page.get_by_text(re.compile(r"ViT.*type (->|→) product")).first.wait_for(timeout=120_000)
+    page.get_by_text(re.compile(r"Workshop on Trustworthy Clinical AI.*type (->|→) event")).first.wait_for(
+        timeout=120_000)
     _settle(page)
     _shot(page, "review-fixed")
 
@@ -72,13 +73,13 @@ def test_fix_a_type_on_review_and_see_it_in_the_graph_after_a_rebuild(app_url, p
     assert (copy / "edits.jsonl").is_file()
 
     _sidebar(page, "review", "Review anchors")
-    _pick(page, "Review or edit", "ViT", VIT)
+    _pick(page, "Review or edit", "Workshop on Trust", WORKSHOP)
     page.get_by_role("button", name="Open in the entity graph").click()
     page.get_by_role("heading", name="Entity graph").first.wait_for(timeout=90_000)
     _settle(page)
-    # the graph's profile picker shows the open entity with its type: "ViT (product, 1 mentions)"
+    # the graph's profile picker shows the open entity with its type: "Workshop on ... (event, 1 mentions)"
     playwright_api.expect(page.get_by_role("combobox", name="Entity", exact=True)).to_have_value(
-        re.compile(r"^ViT \(product"), timeout=60_000)
+        re.compile(r"^Workshop on Trustworthy Clinical AI \(event"), timeout=60_000)
     assert page.locator("[data-testid='stException']").count() == 0
 
     _sidebar(page, "compare", "Compare builds")

@@ -145,7 +145,8 @@ class ClassicExtractor:
         """
         self.propose_entities(conversation, anchors)
         if self.models is not None:
-            self.learned_stats = apply_learned(anchors, conversation, self.models, get_token_encoder(),
+            encoder = get_token_encoder(layer=self.models.layer)
+            self.learned_stats = apply_learned(anchors, conversation, self.models, encoder,
                                                new_relations=self.new_relations)
         facts = [KeyFact(text=a.value, source_ids=list(a.source_ids))
                  for e in anchors.entities for a in e.attributes if a.key == FACT_KEY]

@@ -18,7 +18,7 @@ from ...anchors import AnchorSet, Entity, Relation
 from ...conversation import Conversation
 from ...vocabulary import ENTITY_TYPES, normalize_type
 from .encoder import TokenEncoder
-from .features import SYMMETRIC, EntityView, Scene, UtteranceView, canonical_predicate
+from .features import SYMMETRIC, EntityView, Scene, UtteranceView, canonical_predicate, types_fit
 from .heads import Models
 from .proposals import PROPOSED_SUFFIX, propose_names
 
@@ -61,10 +61,31 @@ class Decisions:
     speakers: set[int] = field(default_factory=set)
 
 
+def _rule_ends(ents: list[EntityView]) -> dict[int, list[tuple[str, int, bool]]]:
+    """For each entity, the rules' relations it stands in: (canonical predicate, the other end, whether it is the
+    subject)."""
+    out: dict[int, list[tuple[str, int, bool]]] = {}
+    for j, e in enumerate(ents):
+        for target, predicate, _ in e.rules:
+            c = canonical_predicate(predicate)
+            if c is not None and target != j:
+                subject, obj = (target, j) if c[1] else (j, target)
+                out.setdefault(subject, []).append((c[0], obj, True))
+                out.setdefault(obj, []).append((c[0], subject, False))
+    return out
+
+
 def decide(scene: Scene, models: Models) -> Decisions:
     th = models.thresholds
     p_type = models.typing.predict_proba(scene.type_rows())
     labels = models.typing.labels
+    ends = _rule_ends(scene.ents)
+    rule_types = [normalize_type(e.type) for e in scene.ents]
+
+    def fits(i: int, t: str) -> bool:  # the rules' relations of entity i still make sense if it is a t
+        return all(types_fit(p, t, rule_types[o]) if subj else types_fit(p, rule_types[o], t)
+                   for p, o, subj in ends.get(i, ()))
+
     types, conf, junk = [], [], []
     for i, e in enumerate(scene.ents):
         if e.speaker:
@@ -76,8 +97,10 @@ def decide(scene: Scene, models: Models) -> Decisions:
         real = [j for j, lab in enumerate(labels) if lab != "junk"]
         best = max(real, key=lambda j: p[j])
         rule_type = normalize_type(e.type)
-        # a name only the proposals found has no rule type to keep
-        if p[best] >= th["type"] or rule_type not in ENTITY_TYPES or e.proposed:
+        # a name only the proposals found has no rule type to keep; a type the rules' own relations contradict
+        # ("my dog Bailey": a pet that is owned) is not taken
+        sure = p[best] >= th["type"] and (fits(i, labels[best]) or not fits(i, rule_type))
+        if sure or rule_type not in ENTITY_TYPES or e.proposed:
             types.append(labels[best])
             conf.append(float(p[best]))
         else:
@@ -144,6 +167,8 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
             # Two speakers keep the rules' word only. Training labels a pair's turns without evidence "unclear",
             # and the speakers of a training chat are nearly always related, so the head never saw two speakers at
             # a turn that does not relate them: it calls friends colleagues at "Gotta run, bye!" (0.997, conv-48).
+            continue
+        elif not types_fit(key[1], d.types[src], d.types[dst]):
             continue
         else:
             bar = thresholds["relation"]

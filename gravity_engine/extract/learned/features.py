@@ -28,6 +28,15 @@ PREDICATES = ("works_at", "lives_in", "sibling_of", "parent_of", "partner_of", "
 SYMMETRIC = frozenset({"sibling_of", "partner_of", "friend_of", "colleague_of", "cousin_of", "neighbour_of",
                        "flatmate_of"})
 LABELS = ("none", *PREDICATES)
+# What a relation's ends may be, so the head cannot write "Spider-Man likes Iron Man" or "Sam friend_of Coritiba":
+# its subject is a person (a pet may also like, dislike and live somewhere; a team or company may be a member and
+# work on something), the other end of a tie between people is a person, and what is owned as a pet is a pet.
+SUBJECT_TYPES = {p: frozenset({"person"}) for p in PREDICATES} | {
+    "likes": frozenset({"person", "pet"}), "dislikes": frozenset({"person", "pet"}),
+    "lives_in": frozenset({"person", "pet"}), "member_of": frozenset({"person", "organization"}),
+    "works_on": frozenset({"person", "organization"})}
+BETWEEN_PEOPLE = frozenset({"sibling_of", "parent_of", "partner_of", "friend_of", "colleague_of", "manager_of",
+                            "cousin_of", "grandparent_of", "neighbour_of", "flatmate_of"})
 TYPE_LABELS = (*ENTITY_TYPES, "junk")
 REF_WINDOW = 6  # a pronoun points at someone named this many turns back at most
 REF_CANDIDATES = 8
@@ -42,6 +51,16 @@ def canonical_predicate(predicate: str) -> tuple[str, bool] | None:
     if canon == "grandparent_of" and predicate_readings(predicate)[0][0] == "grandchild_of":
         flipped = not flipped
     return (canon, flipped) if canon in PREDICATES else None
+
+
+def types_fit(predicate: str, subject_type: str, object_type: str) -> bool:
+    """Whether entities of these types can stand in ``predicate`` (one of :data:`PREDICATES`); "other" is a type
+    nobody decided yet."""
+    if subject_type not in SUBJECT_TYPES[predicate]:
+        return False
+    if predicate in BETWEEN_PEOPLE:
+        return object_type == "person"
+    return predicate != "owns_pet" or object_type in ("pet", "other")
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """The learned heads: small multi-layer perceptrons over the encoder's features, run with numpy.
 
-Trained by ``gravity train`` (``train.py``, scikit-learn), saved as plain ``.npz`` arrays (no pickle) beside a
-``thresholds.json`` set on the DEV conversations and a model card. Loading needs numpy only.
+Trained by ``gravity train`` (``eval/train.py``, torch), saved as plain ``.npz`` arrays (no pickle) beside a
+``thresholds.json`` set on the DEV conversations (with the encoder layer the heads read) and a model card. Loading
+needs numpy only.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from .encoder import LAST_LAYER
 
 WEIGHTS = Path(__file__).parent / "weights"
 HEADS = ("typing", "reference", "relations")
@@ -70,12 +73,13 @@ class Models:
     relations: Head
     thresholds: dict[str, float]
     version: str
+    layer: int = LAST_LAYER  # the encoder layer whose token vectors the heads were trained on
 
     @classmethod
     def load(cls, folder: Path = WEIGHTS) -> Models:
         meta = json.loads((folder / "thresholds.json").read_text(encoding="utf-8"))
         return cls(*(Head.load(folder / f"{h}.npz") for h in HEADS), thresholds=meta["thresholds"],
-                   version=str(meta["version"]))
+                   version=str(meta["version"]), layer=int(meta.get("encoder_layer", LAST_LAYER)))
 
 
 @lru_cache(maxsize=2)

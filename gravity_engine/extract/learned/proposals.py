@@ -30,6 +30,10 @@ def propose_names(anchors: AnchorSet, conversation: Conversation, vocabulary: fr
     known = {n.casefold() for e in anchors.entities for n in (e.name, *e.aliases)}
     known |= {s.casefold() for s in conversation.speakers}
     common = {w.casefold() for w in words("not_names")}
+
+    def is_common(word: str) -> bool:
+        return word.casefold().replace("’", "'") in common  # "I’m" as "I'm"
+
     lowercase = {w for u in conversation.utterances() for w in re.findall(r"\b[a-z][a-z'’-]+\b", u.text)}
     found: dict[str, list[str]] = {}
     inside: set[str] = set()
@@ -37,10 +41,12 @@ def propose_names(anchors: AnchorSet, conversation: Conversation, vocabulary: fr
         for m in _RUN.finditer(u.text):
             name = re.sub(r"['’]s$", "", m.group(0)).rstrip(".'’-&").strip()  # "Anna's" is Anna
             parts = name.split()
-            while parts and parts[0].casefold() in common:  # "Honestly Priya" -> "Priya"
+            while parts and is_common(parts[0]):  # "Honestly Priya" -> "Priya"
                 parts = parts[1:]
+            while parts and is_common(parts[-1]):  # "Perhaps I" -> "Perhaps"
+                parts = parts[:-1]
             name = " ".join(parts)
-            if len(name) < MIN_LENGTH or name.casefold() in known or name.casefold() in common or name.isdigit():
+            if len(name) < MIN_LENGTH or name.casefold() in known or is_common(name) or name.isdigit():
                 continue
             found.setdefault(name, []).append(u.id)
             if parts == name.split() and not _SENTENCE_START.search(u.text[:m.start()]):
