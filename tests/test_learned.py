@@ -143,7 +143,7 @@ def test_a_head_relation_needs_ends_of_the_right_types():
     from gravity_engine.extract.learned.features import types_fit
 
     assert types_fit("likes", "person", "artifact") and types_fit("likes", "pet", "other")
-    assert not types_fit("likes", "artifact", "artifact")  # "Spider-Man likes Iron Man"
+    assert not types_fit("likes", "artifact", "artifact")  # a film does not like a film
     assert types_fit("friend_of", "person", "person") and not types_fit("friend_of", "person", "organization")
     assert types_fit("member_of", "organization", "organization") and types_fit("owns_pet", "person", "pet")
 
@@ -279,9 +279,9 @@ def test_the_typing_head_does_not_retype_what_the_rules_relations_need():
     from gravity_engine.extract.learned.apply import decide
     from gravity_engine.extract.learned.features import LABELS, TYPE_LABELS, EntityView, Scene, UtteranceView
 
-    utts = [UtteranceView("S1:1", "Ana", "My dog Bailey loves the beach at Seaview", "s1")]
+    utts = [UtteranceView("S1:1", "Ana", "My dog Biscuit loves the beach at Seaview", "s1")]
     ents = [EntityView("Ana", [], "person", speaker=True, rules=[(1, "owns_pet", ("S1:1",))]),
-            EntityView("Bailey", [], "pet"), EntityView("Seaview", [], "place")]
+            EntityView("Biscuit", [], "pet"), EntityView("Seaview", [], "place")]
     scene = Scene(utts, ents, get_token_encoder())
 
     def constant(labels: tuple[str, ...], said: str, width: int) -> Head:  # says `said` whatever it reads

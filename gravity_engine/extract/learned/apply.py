@@ -98,7 +98,7 @@ def decide(scene: Scene, models: Models) -> Decisions:
         best = max(real, key=lambda j: p[j])
         rule_type = normalize_type(e.type)
         # a name only the proposals found has no rule type to keep; a type the rules' own relations contradict
-        # ("my dog Bailey": a pet that is owned) is not taken
+        # ("our dog Biscuit": a pet that is owned) is not taken
         sure = p[best] >= th["type"] and (fits(i, labels[best]) or not fits(i, rule_type))
         if sure or rule_type not in ENTITY_TYPES or e.proposed:
             types.append(labels[best])

@@ -28,7 +28,7 @@ PREDICATES = ("works_at", "lives_in", "sibling_of", "parent_of", "partner_of", "
 SYMMETRIC = frozenset({"sibling_of", "partner_of", "friend_of", "colleague_of", "cousin_of", "neighbour_of",
                        "flatmate_of"})
 LABELS = ("none", *PREDICATES)
-# What a relation's ends may be, so the head cannot write "Spider-Man likes Iron Man" or "Sam friend_of Coritiba":
+# What a relation's ends may be, so the head cannot write a film liking a film or "Mateus friend_of Coritiba":
 # its subject is a person (a pet may also like, dislike and live somewhere; a team or company may be a member and
 # work on something), the other end of a tie between people is a person, and what is owned as a pet is a pet.
 SUBJECT_TYPES = {p: frozenset({"person"}) for p in PREDICATES} | {
