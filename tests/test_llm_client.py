@@ -379,7 +379,9 @@ def test_single_slot_server_concurrency_adapts_and_every_call_succeeds(allow_loc
         assert all(r.entities[0].name == "Caroline" for r in results)
         usage = client.usage.total()
         assert usage.failures == 0 and usage.calls == 5
-        assert srv.peak_active == 1 and srv.peak_waiting >= 2  # it really queued
+        # it really queued (one waiting at least: on a loaded machine the third thread may start only after the
+        # first reply, so two waiting at once is not guaranteed; a CI run saw peak_waiting == 1)
+        assert srv.peak_active == 1 and srv.peak_waiting >= 1
         assert client.limit.decreases >= 1 and client.limit.limit < 3
         # Retries are the queued requests that timed out before the limit came down, not a thrash.
         assert usage.requests == 5 + usage.retries and usage.retries <= 4
