@@ -255,7 +255,7 @@ def test_the_encoder_reads_the_layer_the_heads_were_trained_on(tmp_path):
 
     from gravity_engine.embed import DEFAULT_MODEL, resolve_model_path
 
-    text = "She picked all the zoology modules at Headingley Met"
+    text = "She picked all the marine biology modules at Kestrel Bay College"
     st = SentenceTransformer(resolve_model_path(DEFAULT_MODEL), device="cpu")
     enc = st.tokenizer([text], return_tensors="pt")
     with torch.inference_mode():
