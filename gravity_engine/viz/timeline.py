@@ -19,7 +19,7 @@ import pandas as pd
 from ..anchors import AnchorSet
 from ..conversation import Conversation
 from ..datecheck import far_date_reason
-from . import MODULE_COLORS, inline
+from . import MODULE_COLORS, inline, unvalidated
 
 # Distinct, colour-blind friendly hues for people (Tableau 10 without its grey).
 PERSON_COLORS = ["#4E79A7", "#F28E2B", "#59A14F", "#E15759", "#B07AA1", "#76B7B2", "#EDC948", "#9C755F",
@@ -371,6 +371,7 @@ def _box(px: float, py: float, dx: float, dy: float, align: str, w: float, h: fl
     return (x0, py + dy - h / 2, x0 + w, py + dy + h / 2)
 
 
+@unvalidated
 def timeline_chart(marks: pd.DataFrame, topic_marks: pd.DataFrame | None = None, *,
                    links: pd.DataFrame | None = None, domain: tuple[pd.Timestamp, pd.Timestamp] | None = None,
                    labels: bool = True, searching: bool = False, density: bool = False) -> alt.LayerChart:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..anchors import AnchorSet, Topic
 from ..conversation import Conversation
-from . import MODULE_COLORS, inline
+from . import MODULE_COLORS, inline, unvalidated
 
 TOPIC_COLOR = MODULE_COLORS["topics"]
 
@@ -67,6 +67,7 @@ def arcs_frame(anchors: AnchorSet, conversation: Conversation | None = None,
     return frame.sort_values(["topic", "session_index"]).reset_index(drop=True)
 
 
+@unvalidated
 def heatmap_chart(arcs: pd.DataFrame, sessions: list[str], height_per_topic: int = 28,
                   selected: str | None = None) -> alt.Chart:
     """Topic × session heat map; colour is the number of mentions in that session. Clicking a cell selects
@@ -94,6 +95,7 @@ def clicked_cell(selection: Mapping | None) -> tuple[str, str] | None:
     return None
 
 
+@unvalidated
 def arc_chart(topic: Topic, sessions: list[str], focus_session: str | None = None) -> alt.LayerChart:
     """One topic across the whole conversation: mentions per session (zero where it was not discussed),
     each discussed session a point whose hover shows what the topic looked like then."""
