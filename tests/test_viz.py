@@ -450,3 +450,23 @@ def test_a_search_opens_the_event_that_says_it_before_one_only_in_a_topic_of_tha
     assert timeline.search_mask(frame, "berlin marathon").all()  # the topic's title matches both
     assert timeline.best_match(frame, "Berlin Marathon") == "e2"
     assert timeline.best_match(frame, "nothing like this") is None
+
+
+def test_charts_are_built_without_altairs_per_object_checks_which_come_back_after():
+    from altair.utils import schemapi
+
+    from gravity_engine.viz import unvalidated
+
+    seen = []
+
+    @unvalidated
+    def build(fail: bool = False):
+        seen.append(schemapi.DEBUG_MODE)
+        if fail:
+            raise ValueError("no chart")
+        return "chart"
+
+    assert build() == "chart" and seen == [False] and schemapi.DEBUG_MODE is True
+    with pytest.raises(ValueError):
+        build(fail=True)
+    assert schemapi.DEBUG_MODE is True  # restored when a build fails too
