@@ -240,20 +240,20 @@ def test_listeners_and_a_relation_said_to_the_listener_is_supported():
     assert Conversation(id="g", sessions=[group], speakers=["Ann", "Bob", "Cy"]).listeners() == {
         "g2": "Ann", "g3": "Bob", "g4": "Bob"}
     pair = Session(id="s1", index=1, utterances=[
-        Utterance(id="u1", speaker="Caroline", text="No worries, Mel! Your friendship means so much to me.",
+        Utterance(id="u1", speaker="Ines", text="Honestly, you have been such a good friend to me.",
                   session_id="s1"),
-        Utterance(id="u2", speaker="Caroline", text="No worries, Mel! See you soon.", session_id="s1"),
-        Utterance(id="u3", speaker="Caroline", text="Dinner was lovely.", session_id="s1")])
-    conv = Conversation(id="p", sessions=[pair], speakers=["Caroline", "Melanie"])
-    assert conv.listeners() == {"u1": "Melanie", "u2": "Melanie", "u3": "Melanie"}
+        Utterance(id="u2", speaker="Ines", text="Catch you later, hon.", session_id="s1"),
+        Utterance(id="u3", speaker="Ines", text="The soup was lovely.", session_id="s1")])
+    conv = Conversation(id="p", sessions=[pair], speakers=["Ines", "Tova"])
+    assert conv.listeners() == {"u1": "Tova", "u2": "Tova", "u3": "Tova"}
     anchors = AnchorSet(conversation_id="p", entities=[
-        Entity(id="e1", name="Caroline", type="person", source_ids=["u1"], relations=[
-            Relation(predicate="friend_of", target="Melanie", source_ids=["u1"]),
-            Relation(predicate="sister_of", target="Melanie", source_ids=["u3"]),  # no "you": not said to her
-            Relation(predicate="friend_of", target="Dana", source_ids=["u2"])])])  # said to Melanie, not Dana
+        Entity(id="e1", name="Ines", type="person", source_ids=["u1"], relations=[
+            Relation(predicate="friend_of", target="Tova", source_ids=["u1"]),
+            Relation(predicate="sister_of", target="Tova", source_ids=["u3"]),  # no "you": not said to her
+            Relation(predicate="friend_of", target="Dana", source_ids=["u2"])])])  # said to Tova, not Dana
     verify_anchors(anchors, conv, None)
     checks = {c.field: c for c in anchors.entities[0].checks}
-    assert checks["relations[0]"].supported and checks["relations[0]"].note == "said to Melanie"
+    assert checks["relations[0]"].supported and checks["relations[0]"].note == "said to Tova"
     assert not checks["relations[1]"].supported and not checks["relations[2]"].supported
 
 

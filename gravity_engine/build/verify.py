@@ -95,7 +95,7 @@ def _check_name(claim: _Claim, sources: list[Utterance], listeners: dict[str, st
         hay = name_key(u.display_text() + " " + u.speaker)
         if any(re.search(rf"(^|\s){re.escape(k)}(\s|$)", hay) for k in keys):
             return FieldCheck(field=claim.field, supported=True, score=1.0, method="string")
-        # a relation to the one spoken to: "Your friendship means so much to me" names its target as "your"
+        # a relation to the one spoken to: "you have been such a good friend to me" names its target as "you"
         listener = (listeners or {}).get(u.id)
         if listener and name_key(listener) in keys and _YOU.search(u.display_text()):
             return FieldCheck(field=claim.field, supported=True, score=1.0, method="string",

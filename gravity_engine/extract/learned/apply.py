@@ -166,7 +166,7 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
         elif not new_relations or {src, dst} <= d.speakers:
             # Two speakers keep the rules' word only. Training labels a pair's turns without evidence "unclear",
             # and the speakers of a training chat are nearly always related, so the head never saw two speakers at
-            # a turn that does not relate them: it calls friends colleagues at "Gotta run, bye!" (0.997, conv-48).
+            # a turn that does not relate them: it calls two friends colleagues at a hurried goodbye (0.997).
             continue
         elif not types_fit(key[1], d.types[src], d.types[dst]):
             continue
