@@ -298,3 +298,29 @@ def test_the_typing_head_does_not_retype_what_the_rules_relations_need():
                     version="test", layer=DEFAULT_LAYER)
     types = decide(scene, models).types
     assert types == ["person", "pet", "person"], types  # an owned pet stays one; a place nothing needs does not
+
+
+def test_a_pet_the_heads_typed_gets_the_owner_the_relation_head_finds_likeliest():
+    """A pet is someone's: with new relations off, a pet with no owner yet gets the person the relation head
+    finds likeliest, at the bar of a relation the rules said; a pet the rules gave an owner keeps that one."""
+    from gravity_engine.extract.learned.apply import Decisions, write_back
+
+    th = {"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.9, "relation_ruled": 0.1}
+    anchors = AnchorSet(conversation_id="x", entities=[
+        Entity(id="e0", name="Mira", type="person"), Entity(id="e1", name="Tomasz", type="person"),
+        Entity(id="e2", name="Winston", type="person"), Entity(id="e3", name="Clementine", type="pet"),
+        Entity(id="e4", name="Hugo", type="person")])
+    anchors.entities[1].relations = [Relation(predicate="owns_pet", target="Clementine", target_id="e3",
+                                              source_ids=["S1:5"])]
+    d = Decisions(types=["person", "person", "pet", "pet", "pet"], type_confidence=[1.0, 1.0, 0.93, 0.97, 0.9],
+                  junk=[False] * 5, speakers={0, 1}, ruled={(1, "owns_pet", 3): ["S1:5"]},
+                  relations={(0, "owns_pet", 2): [("S1:2", 0.4), ("S1:7", 0.3)], (1, "owns_pet", 2): [("S1:3", 0.2)],
+                             (0, "owns_pet", 3): [("S1:6", 0.8)], (1, "owns_pet", 3): [("S1:5", 0.6)],
+                             (0, "owns_pet", 4): [("S1:8", 0.05)]})
+    d.candidates = {frozenset(p) for p in ((0, 2), (1, 2), (0, 3), (1, 3), (0, 4))}
+    write_back(anchors, d, th, new_relations=False)
+    owned = {(e.name, r.target): r for e in anchors.entities for r in e.relations if r.predicate == "owns_pet"}
+    assert set(owned) == {("Mira", "Winston"), ("Tomasz", "Clementine")}, set(owned)
+    assert owned[("Mira", "Winston")].confidence == 0.4 and owned[("Mira", "Winston")].source_ids == ["S1:2"]
+    assert _by_name(anchors)["Winston"].type == "pet"
+

@@ -5,7 +5,7 @@ head calls junk is dropped, unless it is a speaker or holds a relation); pronoun
 the people and pets named before them; each pair of entities that stand together in an utterance (or in a
 question and its answer) gets a relation, or none. The rules' relations between two entities are features of
 that decision and are replaced by it; their other relations (tastes in free text, relations between entities
-that never stand together) stay, with no confidence.
+that never stand together) stay, with no confidence. A pet nobody owns yet gets the likeliest owner.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def apply_learned(anchors: AnchorSet, conversation: Conversation, models: Models
 def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], new_relations: bool = True) -> dict:
     """Put decisions into ``anchors`` (which they were decided on) under ``thresholds``; without
     ``new_relations``, the rules' relations stay as they are, each with the head's probability of it as its
-    confidence (a low one puts it first in the Review queue)."""
+    confidence (a low one puts it first in the Review queue), and only pets without an owner get a new one."""
     kept: dict[tuple[int, str, int], tuple[float, list[str]]] = {}
     # One predicate per pair: the strongest that clears its threshold (lower where the rules said the same; without
     # new relations, only what the rules said, at any probability). It cites the utterances the rule read it from
@@ -179,12 +179,14 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
             max(seen, key=lambda up: up[1])[0]]
         kept[key] = (conf, list(dict.fromkeys(sure)))
     entities: list[Entity] = anchors.entities
+    index = {n.casefold(): j for j, e in enumerate(entities) for n in (e.name, *e.aliases)}
+    index |= {e.id: j for j, e in enumerate(entities)}
+    owners = _owners(d, entities, index, kept, thresholds)
+    kept |= owners
     linked = {i for s, _, t in kept for i in (s, t)}
     # a rule's relation gives way only to what the head keeps for the same pair: the head's silence is no veto
     # (vetoing rules it found unlikely cost DEV recall, 0.66 -> 0.58, and precision)
     decided = {frozenset((s, t)) for s, _, t in kept}
-    index = {n.casefold(): j for j, e in enumerate(entities) for n in (e.name, *e.aliases)}
-    index |= {e.id: j for j, e in enumerate(entities)}
     for i, e in enumerate(entities):
         e.type = d.types[i]
         e.type_confidence = round(d.type_confidence[i], 3)
@@ -195,7 +197,7 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
             key = _rule_key(r, i, index)
             if key in kept:
                 r.confidence = round(kept[key][0], 3)
-    for (src, label, dst), (conf, ids) in kept.items() if new_relations else ():
+    for (src, label, dst), (conf, ids) in kept.items() if new_relations else owners.items():
         target = entities[dst]
         entities[src].relations.append(Relation(predicate=label, target=target.name, target_id=target.id,
                                                 source_ids=ids[:MAX_SOURCES], confidence=round(conf, 3)))
@@ -212,6 +214,28 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
                if doubtful(i) and i not in linked and e.id not in targets and not e.relations}
     anchors.entities = [e for i, e in enumerate(entities) if i not in dropped]
     return {"relations": len(kept), "resolved": d.resolved, "junk_dropped": len(dropped)}
+
+
+def _owners(d: Decisions, entities: list[Entity], index: dict[str, int],
+            kept: dict[tuple[int, str, int], tuple[float, list[str]]], thresholds: dict[str, float]
+            ) -> dict[tuple[int, str, int], tuple[float, list[str]]]:
+    """An owner for each pet that has none: the person the relation head finds likeliest to own it, at the bar of
+    a relation the rules said (a pet is someone's: its type stands in for the rule that would have said so)."""
+    owned = {dst for _, label, dst in kept if label == "owns_pet"}
+    owned |= {key[2] for i, e in enumerate(entities) for r in e.relations
+              if (key := _rule_key(r, i, index)) is not None and key[1] == "owns_pet"}
+    paired = {frozenset((s, t)) for s, _, t in kept}
+    offers: dict[int, tuple[float, tuple[int, str, int], list[tuple[str, float]]]] = {}
+    for key, seen in d.relations.items():
+        src, label, pet = key
+        if label != "owns_pet" or pet in owned or d.types[pet] != "pet" or d.junk[pet] or pet in d.speakers \
+                or d.types[src] != "person" or frozenset((src, pet)) in paired:
+            continue
+        conf = max(p for _, p in seen)
+        if conf >= thresholds["relation_ruled"] and conf > offers.get(pet, (0.0,))[0]:
+            offers[pet] = (conf, key, seen)
+    return {key: (conf, [uid for uid, p in seen if p >= thresholds["relation"]]
+                  or [max(seen, key=lambda up: up[1])[0]]) for conf, key, seen in offers.values()}
 
 
 def _rule_key(r: Relation, i: int, index: dict[str, int]) -> tuple[int, str, int] | None:
