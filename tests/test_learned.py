@@ -318,9 +318,12 @@ def test_a_pet_the_heads_typed_gets_the_owner_the_relation_head_finds_likeliest(
                              (0, "owns_pet", 3): [("S1:6", 0.8)], (1, "owns_pet", 3): [("S1:5", 0.6)],
                              (0, "owns_pet", 4): [("S1:8", 0.05)]})
     d.candidates = {frozenset(p) for p in ((0, 2), (1, 2), (0, 3), (1, 3), (0, 4))}
-    write_back(anchors, d, th, new_relations=False)
-    owned = {(e.name, r.target): r for e in anchors.entities for r in e.relations if r.predicate == "owns_pet"}
-    assert set(owned) == {("Mira", "Winston"), ("Tomasz", "Clementine")}, set(owned)
-    assert owned[("Mira", "Winston")].confidence == 0.4 and owned[("Mira", "Winston")].source_ids == ["S1:2"]
-    assert _by_name(anchors)["Winston"].type == "pet"
+    for new_relations in (False, True):  # the same owners, each written once, with the head's own relations on too
+        built = anchors.model_copy(deep=True)
+        write_back(built, d, th, new_relations=new_relations)
+        owned = [(e.name, r.target, r) for e in built.entities for r in e.relations if r.predicate == "owns_pet"]
+        assert sorted(o[:2] for o in owned) == [("Mira", "Winston"), ("Tomasz", "Clementine")], owned
+        mira = next(r for name, _, r in owned if name == "Mira")
+        assert mira.confidence == 0.4 and mira.source_ids == ["S1:2"]
+        assert _by_name(built)["Winston"].type == "pet"
 
