@@ -39,6 +39,31 @@ def test_relation_patterns_round_three(lines, subject, predicate, target):
     assert (predicate, target) in _rels(profiles[subject]), {n: _rels(p) for n, p in profiles.items()}
 
 
+@pytest.mark.parametrize("said", [
+    "Your friendship means a lot to me.", "I appreciate our friendship too, Omar.", "You're a true friend!",
+    "I'm lucky to have a friend like you on these trips.", "That's why we are friends, to look out for each other!",
+    "Thanks for being such a great friend.", "We've been best friends since school.", "Friends like you are rare.",
+])
+def test_what_the_speaker_and_the_listener_are_to_each_other_said_to_them(said):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Aw.")])
+    assert ("friend_of", "Nadia") in _rels(profiles["Omar"]), {n: _rels(p) for n, p in profiles.items()}
+
+
+@pytest.mark.parametrize("said", [
+    "We're friends with the Okafors next door.", "Are we friends?", "You're a great mom.",
+    "You're such a good friend to Sarah.", "We're not friends anymore.", "Maybe we could be friends.",
+    "I'm off to have dinner with some friends from the gym.", "Your friendship with Tom is sweet.",
+    "My friend Jun Wei. We've been friends since my first week.", "We were teammates for four years in school.",
+    "My teammates gave me this when we met. It's a sign of our friendship.",
+    "Mum and Dad told everyone about our marriage.", "I bet they were thrilled to hear about your marriage!",
+    "We're just gonna be friends.", "We will be friends forever.", "Priya's so lucky. She has a friend like you.",
+])
+def test_a_tie_to_someone_else_asked_denied_or_past_relates_neither(said):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Aw.")])
+    ties = {p for n in ("Nadia", "Omar") if n in profiles for p, t in _rels(profiles[n]) if t in ("Nadia", "Omar")}
+    assert not ties, {n: _rels(p) for n, p in profiles.items()}
+
+
 def test_the_listener_is_the_subject_of_likes_and_dislikes_stated_about_them():
     profiles = _one_batch([("Omar", "I can't stand boats."), ("Nadia", "You hate flying too 😂")])
     assert ("dislikes", "flying") in _rels(profiles["Omar"]) and ("dislikes", "boats") in _rels(profiles["Omar"])

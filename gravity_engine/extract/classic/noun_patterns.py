@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...anchors import Entity
 from .facts import hedged
 from .grammar import FUTURE_AUX, is_first_person, subject_of
-from .lexicon import FAMILY, NOT_NAMES, PERSON_NOUNS, PETS
+from .lexicon import FAMILY, KIN, NOT_NAMES, PERSON_NOUNS, PETS
 from .names import full_name, looks_like_name
 from .profiles import (GROUP_PREDICATES, KIN_NAMES, PRODUCT_NOUNS, PROJECT_NOUNS, ROLE_PREDICATES, ProfileBook,
                        is_school, name_of, quote, relate, shorten, unknown_word)
@@ -66,6 +66,66 @@ def addressed_kin(book: ProfileBook, doc, speaker: Entity, other: str | None, so
         nxt = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
         if nxt is None or nxt.is_punct:
             book.relation(book.entity(other, "person", source_id), pred, speaker.name, source_id)
+
+
+# Ties that hold both ways, said of "you" or "we" with no "my" ("you're a true friend", "we're colleagues"), and
+# nouns that name a tie ("our friendship"): what the speaker and the listener are to each other.
+MUTUAL_ROLES = set(word_list("entities", "MUTUAL_ROLES"))
+TIE_NOUNS = dict(pair.split() for pair in word_list("entities", "TIE_NOUNS"))
+THIRD_PERSON = set(word_list("entities", "THIRD_PERSON"))
+
+
+def mutual_ties(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
+    """"You're a true friend", "we've been friends since school", "a friend like you", "thanks for being such a
+    great friend", "your friendship means a lot": the speaker and the listener are friends (colleagues,
+    cousins...). A tie to someone else ("friends with the Okafors", "a good friend to Sarah", "friends from the
+    gym"), a question, a negation or a hedge says nothing of the two."""
+    if not other:
+        return
+    for tok in doc:
+        lemma = tok.lemma_.lower()
+        if tok.pos_ != "NOUN" or tok.sent.text.rstrip().endswith("?") or any(
+                c.dep_ == "prep" and c.lower_ in ("with", "to", "of", "from") for c in tok.children):
+            continue
+        poss = next((c.lower_ for c in tok.children if c.dep_ == "poss"), None)
+        if lemma in TIE_NOUNS and (poss == "your" or poss == "our" and not _someone_else_before(tok, other)):
+            pred = TIE_NOUNS[lemma]
+        elif lemma in MUTUAL_ROLES and poss is None and name_of(tok) is None and _said_of_us(tok, other):
+            pred = ROLE_PREDICATES[lemma]
+        else:
+            continue
+        clause = tok.head if tok.dep_ == "attr" else tok
+        if any(c.dep_ == "neg" for c in clause.children) or (clause.pos_ in ("VERB", "AUX") and hedged(clause)):
+            continue
+        book.relation(book.entity(other, "person", source_id), pred, speaker.name, source_id)
+
+
+def _said_of_us(tok, other: str) -> bool:
+    """Whether a role noun is said of the listener ("you're a true friend", "a friend like you", "thanks for being
+    a great friend") or of the speaker and the listener together ("we are friends"; not after someone else is
+    named or called he or she: "my friend Jun Wei. we've been friends since my first week")."""
+    if any(c.dep_ == "prep" and c.lower_ == "like" and any(g.lower_ == "you" for g in c.children)
+           for c in tok.children):  # whose friend, when someone else was named first: "she ... a friend like you"
+        return not _someone_else_before(tok, other)
+    if tok.dep_ != "attr" or tok.head.lemma_ != "be" or tok.head.dep_ == "xcomp" or any(
+            c.dep_ == "aux" and c.tag_ == "MD" for c in tok.head.children):
+        return False  # ahead or wished: "we're gonna be friends", "we'll be friends", "we should be colleagues"
+    subj = subject_of(tok.head)
+    if subj is None:  # "Thanks for being such a great friend"
+        up = tok.head.head
+        return tok.head.dep_ == "pcomp" and up.lower_ == "for" and up.head.lemma_.lower() == "thank"
+    if subj.lower_ == "we":  # not a past tie: "We were teammates for four years in high school"
+        return tok.tag_ == "NNS" and tok.head.tag_ != "VBD" and not _someone_else_before(subj, other)
+    return subj.lower_ == "you"
+
+
+def _someone_else_before(tok, other: str) -> bool:
+    """Whether the utterance names someone other than the listener, says he, she or they, or speaks of people
+    ("my teammates") before ``tok``: then "we" and "our" may be the speaker and them ("They signed it to show our
+    friendship")."""
+    return any(t.lower_ in THIRD_PERSON or (t.pos_ == "PROPN" and t.text != other) or (
+        t.pos_ == "NOUN" and (t.lemma_.lower() in ROLE_PREDICATES or t.lemma_.lower() in KIN | PERSON_NOUNS))
+        for t in tok.doc[:tok.i])
 
 
 def _name_before_comma(tok):

@@ -9,7 +9,7 @@ from .facts import hedged
 from .grammar import is_first_person, subject_of
 from .lexicon import NOT_NAMES, TIME_WORDS
 from .names import full_name, looks_like_name, clean_name
-from .noun_patterns import addressed_kin, job_patterns, kin_names, noun_patterns
+from .noun_patterns import addressed_kin, job_patterns, kin_names, mutual_ties, noun_patterns
 from .profiles import ProfileBook, is_school, relate, shorten
 from .references import BUILD_VERBS, confirmed, known_person, owner_of, person_before, possessor
 from .verb_patterns import BUSINESS_NOUNS, LIKE, MADE_NOUNS, OWN_VERBS, matched_relations, verb_patterns
@@ -243,6 +243,7 @@ def read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, s
     _staying_with(book, doc, source_id)
     kin_names(book, doc, speaker, source_id)
     addressed_kin(book, doc, speaker, other, source_id)
+    mutual_ties(book, doc, speaker, other, source_id)
     noun_patterns(book, doc, speaker, other, source_id)
     job_patterns(book, doc, speaker, source_id)
     matched_relations(book, doc, speaker, other, source_id)
