@@ -327,3 +327,29 @@ def test_a_pet_the_heads_typed_gets_the_owner_the_relation_head_finds_likeliest(
         assert mira.confidence == 0.4 and mira.source_ids == ["S1:2"]
         assert _by_name(built)["Winston"].type == "pet"
 
+
+
+def test_what_the_rules_and_the_relation_head_say_is_owned_is_a_pet_whatever_its_name():
+    """"Meet Toby, my puppy": the typing head reads a person's name, the rules and the relation head an owned pet;
+    the pet wins, at the relation's confidence (so the Review queue lists it early). Below the bar of a relation
+    the rules said, the typing head's type stands."""
+    from gravity_engine.extract.learned.apply import Decisions, write_back
+
+    th = {"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.9, "relation_ruled": 0.1}
+    for new_relations in (False, True):
+        for prob, kind in ((0.36, "pet"), (0.05, "person")):
+            anchors = AnchorSet(conversation_id="x", entities=[
+                Entity(id="e0", name="Andrew", type="person"), Entity(id="e1", name="Audrey", type="person"),
+                Entity(id="e2", name="Toby", type="person")])
+            anchors.entities[0].relations = [
+                Relation(predicate="owns_pet", target="Toby", target_id="e2", source_ids=["S1:1"]),
+                Relation(predicate="likes", target="Toby", target_id="e2", source_ids=["S1:4"])]
+            # the pair keeps its likelier predicate ("Andrew likes Toby"); the ownership still types Toby
+            d = Decisions(types=["person", "person", "person"], type_confidence=[1.0, 1.0, 0.95], junk=[False] * 3,
+                          speakers={0, 1}, ruled={(0, "owns_pet", 2): ["S1:1"], (0, "likes", 2): ["S1:4"]},
+                          relations={(0, "owns_pet", 2): [("S1:1", prob)], (0, "likes", 2): [("S1:4", 0.9)]},
+                          candidates={frozenset((0, 2))})
+            write_back(anchors, d, th, new_relations=new_relations)
+            toby = _by_name(anchors)["Toby"]
+            assert toby.type == kind, (new_relations, prob, toby.type)
+            assert toby.type_confidence == (prob if kind == "pet" else 0.95)
