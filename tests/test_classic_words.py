@@ -12,7 +12,7 @@ CLASSIC = WORDS_DIR.parent
 # entities.py's rules were split into modules below it, which still read words/entities.toml
 MODULES_OF = {"extractor": ("__init__",),
               "entities": ("entities", "profiles", "references", "noun_patterns", "verb_patterns", "relations",
-                           "replies")}
+                           "replies", "nicknames")}
 
 
 def test_every_list_is_read_by_its_module_and_repeats_no_word():

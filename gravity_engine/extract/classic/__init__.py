@@ -27,6 +27,7 @@ from ..learned.apply import apply_learned
 from ..learned.encoder import get_token_encoder
 from ..learned.heads import load_models
 from .inference import infer_relations
+from .nicknames import merge_speaker_nicknames
 from .nlp import SPACY_MODEL, parse
 from .profiles import capitalised_inside
 from .topics import build_topics, embed_cached
@@ -36,7 +37,7 @@ __all__ = word_list("extractor", "__all__")
 
 # Bump when a change to this backend changes what it extracts: checkpoints and stores record it, so a
 # rebuild re-extracts instead of reusing batches the old code wrote.
-EXTRACTOR_VERSION = "11"
+EXTRACTOR_VERSION = "12"
 PERSON_PET_CUES = 3  # utterances with pet words that make a person-typed name a pet (2 for other types)
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
@@ -133,6 +134,7 @@ class ClassicExtractor:
         heads decide) keeps names said once: the typing head tells a name from junk better than a count."""
         lenient = self.models is not None if lenient is None else lenient
         lowercase = lowercase_words(conversation)
+        merge_speaker_nicknames(anchors, conversation)
         _pets_by_context(anchors, conversation, lowercase)
         _prune_and_link_entities(anchors, conversation, lowercase, lenient=lenient)
         infer_relations(anchors)
