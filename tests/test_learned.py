@@ -353,3 +353,25 @@ def test_what_the_rules_and_the_relation_head_say_is_owned_is_a_pet_whatever_its
             toby = _by_name(anchors)["Toby"]
             assert toby.type == kind, (new_relations, prob, toby.type)
             assert toby.type_confidence == (prob if kind == "pet" else 0.95)
+
+
+def test_what_the_relation_head_alone_finds_owned_at_owned_pet_is_a_pet_with_that_owner():
+    """No rule said it: owned at OWNED_PET by the relation head's reading of the turns, a name is a pet (and gets
+    that person as its owner); below it, or owned by something that is no person, the typing head's type stands."""
+    from gravity_engine.extract.learned.apply import OWNED_PET, Decisions, write_back
+
+    th = {"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.9, "relation_ruled": 0.1}
+    for prob, owner_type, kind in ((OWNED_PET + 0.1, "person", "pet"), (OWNED_PET - 0.1, "person", "person"),
+                                   (OWNED_PET + 0.1, "organization", "person")):
+        anchors = AnchorSet(conversation_id="x", entities=[
+            Entity(id="e0", name="Maria", type="person"), Entity(id="e1", name="John", type="person"),
+            Entity(id="e2", name="Coco", type="person"), Entity(id="e3", name="Shelter", type=owner_type)])
+        owner = 0 if owner_type == "person" else 3
+        d = Decisions(types=["person", "person", "person", owner_type], type_confidence=[1.0, 1.0, 0.66, 0.9],
+                      junk=[False] * 4, speakers={0, 1}, relations={(owner, "owns_pet", 2): [("S1:3", prob)]},
+                      candidates={frozenset((owner, 2))})
+        write_back(anchors, d, th, new_relations=False)
+        coco = _by_name(anchors)["Coco"]
+        assert coco.type == kind, (prob, owner_type, coco.type)
+        owned = [(e.name, r.target) for e in anchors.entities for r in e.relations if r.predicate == "owns_pet"]
+        assert owned == ([("Maria", "Coco")] if kind == "pet" else []), owned
