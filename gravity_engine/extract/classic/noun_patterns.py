@@ -73,6 +73,7 @@ def addressed_kin(book: ProfileBook, doc, speaker: Entity, other: str | None, so
 MUTUAL_ROLES = set(word_list("entities", "MUTUAL_ROLES"))
 TIE_NOUNS = dict(pair.split() for pair in word_list("entities", "TIE_NOUNS"))
 THIRD_PERSON = set(word_list("entities", "THIRD_PERSON"))
+PEOPLE_NOUNS = set(ROLE_PREDICATES) | KIN | PERSON_NOUNS  # "my teammates", "the kids", "a designer"
 
 
 def mutual_ties(book: ProfileBook, doc, speaker: Entity, other: str | None, source_id: str) -> None:
@@ -124,8 +125,7 @@ def _someone_else_before(tok, other: str) -> bool:
     ("my teammates") before ``tok``: then "we" and "our" may be the speaker and them ("They signed it to show our
     friendship")."""
     return any(t.lower_ in THIRD_PERSON or (t.pos_ == "PROPN" and t.text != other) or (
-        t.pos_ == "NOUN" and (t.lemma_.lower() in ROLE_PREDICATES or t.lemma_.lower() in KIN | PERSON_NOUNS))
-        for t in tok.doc[:tok.i])
+        t.pos_ == "NOUN" and t.lemma_.lower() in PEOPLE_NOUNS) for t in tok.doc[:tok.i])
 
 
 def _name_before_comma(tok):
