@@ -5,11 +5,13 @@ head calls junk is dropped, unless it is a speaker or holds a relation); pronoun
 the people and pets named before them; each pair of entities that stand together in an utterance (or in a
 question and its answer) gets a relation, or none. The rules' relations between two entities are features of
 that decision and are replaced by it; their other relations (tastes in free text, relations between entities
-that never stand together) stay, with no confidence. A pet nobody owns yet gets the likeliest owner.
+that never stand together) stay, with no confidence. What a person owns is a pet, and a pet nobody owns yet gets
+the likeliest owner.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -221,6 +223,15 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
     return {"relations": len(kept), "resolved": d.resolved, "junk_dropped": len(dropped)}
 
 
+def _ownerships(d: Decisions) -> Iterator[tuple[tuple[int, str, int], float, list[tuple[str, float]]]]:
+    """Each pair the relation head read as a person owning what is no speaker and no junk: its key, the highest
+    probability any turn gave it, and the turns."""
+    for key, seen in d.relations.items():
+        owner, label, pet = key
+        if label == "owns_pet" and d.types[owner] == "person" and pet not in d.speakers and not d.junk[pet]:
+            yield key, max(p for _, p in seen), seen
+
+
 def _owned_are_pets(d: Decisions, kept: dict[tuple[int, str, int], tuple[float, list[str]]],
                     thresholds: dict[str, float]) -> None:
     """What a person owns is a pet, whatever its name makes the typing head think ("meet Toby, my puppy": a person
@@ -228,12 +239,10 @@ def _owned_are_pets(d: Decisions, kept: dict[tuple[int, str, int], tuple[float, 
     a relation the rules said where the rules (or the head's own kept relation) say it too, even where the pair
     keeps another predicate ("Andrew likes Toby"). The probability becomes its type confidence."""
     owned: dict[int, float] = {}
-    for key, seen in d.relations.items():
-        owner, label, pet = key
-        conf = max(p for _, p in seen)
+    for key, conf, _ in _ownerships(d):
+        pet = key[2]
         said = key in d.ruled or key in kept
-        if label == "owns_pet" and d.types[pet] != "pet" and pet not in d.speakers and not d.junk[pet] \
-                and d.types[owner] == "person" and conf >= (thresholds["relation_ruled"] if said else OWNED_PET):
+        if d.types[pet] != "pet" and conf >= (thresholds["relation_ruled"] if said else OWNED_PET):
             owned[pet] = max(owned.get(pet, 0.0), conf)
     for pet, conf in owned.items():
         d.types[pet], d.type_confidence[pet] = "pet", conf
@@ -249,12 +258,10 @@ def _owners(d: Decisions, entities: list[Entity], index: dict[str, int],
               if (key := _rule_key(r, i, index)) is not None and key[1] == "owns_pet"}
     paired = {frozenset((s, t)) for s, _, t in kept}
     offers: dict[int, tuple[float, tuple[int, str, int], list[tuple[str, float]]]] = {}
-    for key, seen in d.relations.items():
-        src, label, pet = key
-        if label != "owns_pet" or pet in owned or d.types[pet] != "pet" or d.junk[pet] or pet in d.speakers \
-                or d.types[src] != "person" or frozenset((src, pet)) in paired:
+    for key, conf, seen in _ownerships(d):
+        src, _, pet = key
+        if pet in owned or d.types[pet] != "pet" or frozenset((src, pet)) in paired:
             continue
-        conf = max(p for _, p in seen)
         if conf >= thresholds["relation_ruled"] and conf > offers.get(pet, (0.0,))[0]:
             offers[pet] = (conf, key, seen)
     return {key: (conf, [uid for uid, p in seen if p >= thresholds["relation"]]
