@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gravity_engine.anchors import AnchorSet, Entity, Relation
+from gravity_engine.anchors import AnchorSet, Attribute, Entity, Relation
 from gravity_engine.build import build_store
 from gravity_engine.conversation import Conversation, Session, Utterance
 from gravity_engine.extract.learned.encoder import DEFAULT_LAYER, LAST_LAYER, get_token_encoder
@@ -340,7 +340,8 @@ def test_what_the_rules_and_the_relation_head_say_is_owned_is_a_pet_whatever_its
         for prob, kind in ((0.36, "pet"), (0.05, "person")):
             anchors = AnchorSet(conversation_id="x", entities=[
                 Entity(id="e0", name="Andrew", type="person"), Entity(id="e1", name="Audrey", type="person"),
-                Entity(id="e2", name="Toby", type="person")])
+                Entity(id="e2", name="Toby", type="person", description='a person ("Meet Toby")',
+                       attributes=[Attribute(key="why", value='a person ("Meet Toby")', source_ids=["S1:1"])])])
             anchors.entities[0].relations = [
                 Relation(predicate="owns_pet", target="Toby", target_id="e2", source_ids=["S1:1"]),
                 Relation(predicate="likes", target="Toby", target_id="e2", source_ids=["S1:4"])]
@@ -353,6 +354,24 @@ def test_what_the_rules_and_the_relation_head_say_is_owned_is_a_pet_whatever_its
             toby = _by_name(anchors)["Toby"]
             assert toby.type == kind, (new_relations, prob, toby.type)
             assert toby.type_confidence == (prob if kind == "pet" else 0.95)
+            # a pet's profile and prompt line no longer call it a person; the rules' reading stays for Review
+            assert toby.description == ('"Meet Toby"' if kind == "pet" else 'a person ("Meet Toby")')
+            assert [a.value for a in toby.attributes if a.key == "why"] == ['a person ("Meet Toby")']
+
+
+def test_review_sets_the_heads_type_against_the_rules_reading():
+    from gravity_engine.curate.review import review
+    from gravity_engine.store import AnchorStore
+
+    anchors = AnchorSet(conversation_id="x", entities=[
+        Entity(id="e0", name="Toby", type="pet", type_confidence=0.36, source_ids=["S1:1"],
+               attributes=[Attribute(key="why", value='a person ("Meet Toby")', source_ids=["S1:1"])]),
+        Entity(id="e1", name="Rex", type="pet", source_ids=["S1:2"],
+               attributes=[Attribute(key="why", value='a person ("Rex")', source_ids=["S1:2"])])])
+    reasons = {i.name: [r.text for r in i.reasons if r.kind == "type_conflict"]
+               for i in review(AnchorStore(anchors=anchors)).items}
+    assert reasons["Toby"] == ['typed pet, but the rules\' reading (a person ("Meet Toby")) says person']
+    assert reasons["Rex"] == ['typed pet, but the context (a person ("Rex")) says person']  # no heads: as before
 
 
 def test_what_the_relation_head_alone_finds_owned_at_owned_pet_is_a_pet_with_that_owner():

@@ -210,7 +210,9 @@ def _entity_checks(q: _Queue, store: AnchorStore, speakers: set[str]) -> None:
             continue
         why = _why_type(e)
         if why:
-            _conflict(q, e, why[0], f"the context ({why[1][:80]})", e.source_ids[:3])
+            # with a type_confidence the learned heads typed it, so the conflict is theirs against the rules' reading
+            reading = "the rules' reading" if e.type_confidence is not None else "the context"
+            _conflict(q, e, why[0], f"{reading} ({why[1][:80]})", e.source_ids[:3])
         head = suffix_type(e.name)
         if head and not why:
             _conflict(q, e, head, f"its head word ({e.name.split()[-1]!r})", [])
