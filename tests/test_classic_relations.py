@@ -102,6 +102,21 @@ def test_context_and_head_words_type_names(said, name, type_):
     assert profiles[name].type == type_
 
 
+@pytest.mark.parametrize("said, name, pet", [
+    ("Took my faithful furry friend Pepper to the lake today.", "Pepper", True),
+    ("Meet my four-legged friend Rocco!", "Rocco", True),
+    ("My feathered friend Kiwi learned a new word.", "Kiwi", True),
+    ("Took my oldest friend Pepper to the lake today.", "Pepper", False),
+    ("My friend Rocco knitted me a fluffy scarf.", "Rocco", False),
+])
+def test_a_furry_friend_is_a_pet(said, name, pet):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Aw.")])
+    rels = _rels(profiles["Nadia"]) | _rels(profiles[name])
+    assert (profiles[name].type == "pet") == pet, profiles[name].type
+    assert (("owns_pet", name) in rels) == pet and (("friend_of", "Nadia") in rels or ("friend_of", name) in rels) \
+        != pet, rels
+
+
 def test_generic_acronyms_are_not_entities():
     profiles = _one_batch([("Nadia", "Have you told your GP? The VAT figures are due."), ("Omar", "Nice.")])
     assert not {"GP", "VAT"} & set(profiles)

@@ -10,6 +10,7 @@ KIN = set(word_list("lexicon", "KIN"))
 FAMILY = KIN - {"friend", "roommate", "boss", "coworker", "colleague", "mentor", "neighbor", "neighbour"}
 
 PETS = set(word_list("lexicon", "PETS"))
+PET_MODIFIERS = set(word_list("lexicon", "PET_MODIFIERS"))
 
 # Nouns for a person by what they do or are ("a designer called Wojtek", "the trainer, Mathilde"): the name is
 # a person; no relation is drawn from them (a service role says little about whose it is).

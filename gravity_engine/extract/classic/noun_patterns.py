@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...anchors import Entity
 from .facts import hedged
 from .grammar import FUTURE_AUX, is_first_person, subject_of
-from .lexicon import FAMILY, KIN, NOT_NAMES, PERSON_NOUNS, PETS
+from .lexicon import FAMILY, KIN, NOT_NAMES, PERSON_NOUNS, PET_MODIFIERS, PETS
 from .names import full_name, looks_like_name
 from .profiles import (GROUP_PREDICATES, KIN_NAMES, PRODUCT_NOUNS, PROJECT_NOUNS, ROLE_PREDICATES, ProfileBook,
                        is_school, name_of, quote, relate, shorten, unknown_word)
@@ -192,6 +192,9 @@ def noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, so
                 else "person" if lemma in PERSON_NOUNS and (tok.pos_ == "NOUN" or tok.text.islower()) else None)
         if kind is None:
             continue
+        if kind == "role" and ROLE_PREDICATES[lemma] == "friend_of" and any(
+                c.dep_ == "amod" and c.lower_ in PET_MODIFIERS for c in tok.children):
+            kind = "pet"  # "my furry friend Daisy" is a dog
         name_tok = name_of(tok)
         # "Anna is my sister": the name is the subject of "is", the role noun its complement.
         if name_tok is None and tok.dep_ == "attr" and tok.head.lemma_ == "be":
