@@ -117,6 +117,18 @@ def test_a_furry_friend_is_a_pet(said, name, pet):
         != pet, rels
 
 
+@pytest.mark.parametrize("said, name", [
+    ("I got a new pet - Biscuit, my guinea pig. She squeaks a lot.", "Biscuit"),
+    ("My guinea pig Biscuit squeaks a lot.", "Biscuit"),
+    ("Toffee, my gerbil, escaped again.", "Toffee"),
+    ("Meet Rolo, my rabbit!", "Rolo"),
+])
+def test_small_pets_and_a_pet_introduced_by_meet(said, name):
+    profiles = _one_batch([("Nadia", said), ("Omar", "Aw.")])
+    assert profiles[name].type == "pet" and ("owns_pet", name) in _rels(profiles["Nadia"]), \
+        {n: (p.type, _rels(p)) for n, p in profiles.items()}
+
+
 def test_generic_acronyms_are_not_entities():
     profiles = _one_batch([("Nadia", "Have you told your GP? The VAT figures are due."), ("Omar", "Nice.")])
     assert not {"GP", "VAT"} & set(profiles)
