@@ -108,6 +108,7 @@ def test_context_and_head_words_type_names(said, name, type_):
     ("My feathered friend Kiwi learned a new word.", "Kiwi", True),
     ("Took my oldest friend Pepper to the lake today.", "Pepper", False),
     ("My friend Rocco knitted me a fluffy scarf.", "Rocco", False),
+    ("Met my long-legged friend Rocco for a run.", "Rocco", False),
 ])
 def test_a_furry_friend_is_a_pet(said, name, pet):
     profiles = _one_batch([("Nadia", said), ("Omar", "Aw.")])

@@ -193,7 +193,7 @@ def noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, so
         if kind is None:
             continue
         if kind == "role" and ROLE_PREDICATES[lemma] == "friend_of" and any(
-                c.dep_ == "amod" and c.lower_ in PET_MODIFIERS for c in tok.children):
+                c.dep_ == "amod" and "".join(t.lower_ for t in c.subtree) in PET_MODIFIERS for c in tok.children):
             kind = "pet"  # "my furry friend Daisy" is a dog
         name_tok = name_of(tok)
         # "Anna is my sister": the name is the subject of "is", the role noun its complement.
