@@ -130,6 +130,20 @@ def test_small_pets_and_a_pet_introduced_by_meet(said, name):
         {n: (p.type, _rels(p)) for n, p in profiles.items()}
 
 
+@pytest.mark.parametrize("lines, name, kind, relation", [
+    ([("Nadia", "We adopted a puppy last week! I named him Biscuit.")], "Biscuit", "pet", "owns_pet"),
+    ([("Nadia", "We got a kitten on Saturday."), ("Omar", "No way! What's she called?"),
+      ("Nadia", "We named her Pickle.")], "Pickle", "pet", "owns_pet"),
+    ([("Nadia", "I built a little robot at the workshop and I named it Bolt.")], "Bolt", None, "works_on"),
+    ([("Nadia", "My sister had her baby! They named her Sophie.")], "Sophie", None, None),
+])
+def test_what_is_named_after_a_pet_is_said_is_the_pet(lines, name, kind, relation):
+    profiles = _one_batch([*lines, ("Omar", "Aw.")])
+    rels = {p for p, target in _rels(profiles["Nadia"]) if target == name}
+    assert (profiles[name].type == "pet") == (kind == "pet"), profiles[name].type
+    assert rels == ({relation} if relation else set()), rels
+
+
 def test_generic_acronyms_are_not_entities():
     profiles = _one_batch([("Nadia", "Have you told your GP? The VAT figures are due."), ("Omar", "Nice.")])
     assert not {"GP", "VAT"} & set(profiles)

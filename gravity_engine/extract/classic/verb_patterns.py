@@ -4,10 +4,12 @@ hiking", "I'm a nurse at Cedar Clinic", "I joined the Harbor Striders"), the ver
 
 from __future__ import annotations
 
+import re
+
 from ...anchors import Entity
 from .facts import hedged
 from .grammar import FUTURE_AUX, span_text
-from .lexicon import NOT_NAMES
+from .lexicon import NOT_NAMES, PETS
 from .names import full_name, looks_like_name, suffix_type
 from .patterns import relation_matches
 from .profiles import (PRODUCT_NOUNS, PROJECT_NOUNS, ROLE_PREDICATES, SCHOOL_HEADS, ProfileBook, is_school, name_of,
@@ -76,6 +78,15 @@ def _compliment(book: ProfileBook, verb, obj) -> bool:
     return any(c.dep_ == "poss" and c.lower_ == "your" for c in obj.children) or any(
         t.text in book.speakers for t in obj.subtree) or any(
         c.lower_ in ("what", "which") and c.dep_ in ("dobj", "attr", "pobj") for c in verb.subtree if c.i < verb.i)
+
+
+def _pet_before(book: ProfileBook, verb) -> bool:
+    """Whether a pet noun is said before ``verb``: earlier in its utterance or in the two turns before it."""
+    if any(t.lemma_.lower() in PETS and t.pos_ == "NOUN" for t in verb.doc[:verb.i]):
+        return True
+    k = book.utterance_index
+    words = {w for u in book.batch.utterances[max(0, k - 2):k] for w in re.findall(r"[a-z]+", u.text.lower())}
+    return any(w in PETS or (w.endswith("s") and w[:-1] in PETS) for w in words)
 
 
 def verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source_id: str) -> None:
@@ -213,10 +224,20 @@ def verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source_
         relate(book, who, "works_at" if business else "works_on", called, source_id)
     elif lemma in BUILD_VERBS and dobj is not None and dobj.ent_type_ not in ("PERSON", "GPE", "DATE", "NORP"):
         relate(book, who, "works_on", dobj, source_id)
-    elif lemma in ("call", "name") and dobj is not None and dobj.lower_ == "it":
-        oprd = next((c for c in children if c.dep_ in ("oprd", "xcomp", "attr", "npadvmod") and c.pos_ == "PROPN"), None)
-        if oprd is not None:
-            relate(book, who, "works_on", oprd, source_id)
+    elif lemma in ("call", "name") and dobj is not None and (dobj.lower_ in ("it", "him", "her") or (
+            dobj.pos_ == "PROPN" and dobj.i == verb.i + 2 and verb.doc[verb.i + 1].lower_ == "her")):
+        # "named her Pickle": the small tagger reads "her" as Pickle's possessive
+        oprd = dobj if dobj.pos_ == "PROPN" else next(
+            (c for c in children if c.dep_ in ("oprd", "xcomp", "attr", "npadvmod") and c.pos_ == "PROPN"), None)
+        if oprd is not None and _pet_before(book, verb):
+            # "We got a puppy! I named him Biscuit": what is named is the pet just spoken of
+            name = full_name(oprd)
+            if looks_like_name(name) and not negated:
+                pet = book.entity(name, "pet", source_id, verb.sent.text,
+                                  why=f'pet of {who.name} ("{span_text(list(verb.sent))[:60]}")')
+                book.relation(who, "owns_pet", pet.name, source_id)
+        elif oprd is not None and dobj.lower_ == "it":
+            relate(book, who, "works_on", oprd, source_id)  # "we're calling it MedKG"
     if lemma == "work" and any(c.lower_ == "there" and c.dep_ == "advmod" for c in children) and \
             (org_name := org_before(book, verb)):
         book.relation(who, "works_at", book.entity(org_name, "organization", source_id).name, source_id)
