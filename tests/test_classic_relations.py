@@ -144,6 +144,19 @@ def test_what_is_named_after_a_pet_is_said_is_the_pet(lines, name, kind, relatio
     assert rels == ({relation} if relation else set()), rels
 
 
+@pytest.mark.parametrize("lines, names, kind", [
+    ([("Nadia", "I've had my dogs for three years! Their names are Pepper, Biscuit and Panda.")],
+     ["Pepper", "Biscuit", "Panda"], "pet"),
+    ([("Nadia", "We got a kitten on Saturday."), ("Omar", "Aww what's her name?"), ("Nadia", "Her name is Luna.")],
+     ["Luna"], "pet"),
+    ([("Nadia", "My sister just had twins! Their names are Ada and Theo.")], ["Ada", "Theo"], "person"),
+    ([("Nadia", "I met the new neighbours. Their names are Ada and Theo.")], ["Ada", "Theo"], "person"),
+])
+def test_names_given_just_after_a_pet_noun_are_pets(lines, names, kind):
+    profiles = _one_batch([*lines, ("Omar", "Aw.")])
+    assert [profiles[n].type for n in names] == [kind] * len(names)
+
+
 def test_generic_acronyms_are_not_entities():
     profiles = _one_batch([("Nadia", "Have you told your GP? The VAT figures are due."), ("Omar", "Nice.")])
     assert not {"GP", "VAT"} & set(profiles)

@@ -12,7 +12,7 @@ from .names import full_name, looks_like_name, clean_name
 from .noun_patterns import addressed_kin, job_patterns, kin_names, mutual_ties, noun_patterns
 from .profiles import ProfileBook, is_school, relate, shorten
 from .references import BUILD_VERBS, confirmed, known_person, owner_of, person_before, possessor
-from .verb_patterns import BUSINESS_NOUNS, LIKE, MADE_NOUNS, OWN_VERBS, matched_relations, verb_patterns
+from .verb_patterns import BUSINESS_NOUNS, LIKE, MADE_NOUNS, OWN_VERBS, matched_relations, pet_names, verb_patterns
 from .wordlists import word_list
 
 
@@ -245,6 +245,7 @@ def read_relations(book: ProfileBook, doc, speaker: Entity, other: str | None, s
     addressed_kin(book, doc, speaker, other, source_id)
     mutual_ties(book, doc, speaker, other, source_id)
     noun_patterns(book, doc, speaker, other, source_id)
+    pet_names(book, doc, source_id)
     job_patterns(book, doc, speaker, source_id)
     matched_relations(book, doc, speaker, other, source_id)
     for tok in doc:

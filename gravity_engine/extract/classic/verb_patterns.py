@@ -89,6 +89,24 @@ def _pet_before(book: ProfileBook, verb) -> bool:
     return any(w in PETS or (w.endswith("s") and w[:-1] in PETS) for w in words)
 
 
+def pet_names(book: ProfileBook, doc, source_id: str) -> None:
+    """"I've had them for 3 years! Their names are Pepper, Precious and Panda", "Her name is Luna" just after a pet
+    noun: those names are pets. Whose is left to the relation head (the one who says it may speak of a sister's)."""
+    for tok in doc:
+        if tok.lemma_.lower() != "name" or tok.dep_ != "nsubj" or tok.head.lemma_ != "be" or not any(
+                c.dep_ == "poss" and c.lower_ in ("their", "her", "his", "its") for c in tok.children) or \
+                tok.sent.text.rstrip().endswith("?") or not _pet_before(book, tok):
+            continue
+        first = next((c for c in tok.head.children if c.dep_ in ("attr", "acomp") and c.pos_ == "PROPN"), None)
+        if first is None:
+            continue
+        said = span_text(list(tok.sent))[:60]
+        for name_tok in [first, *(t for t in first.subtree if t.dep_ == "conj" and t.text[:1].isupper())]:
+            name = full_name(name_tok)
+            if looks_like_name(name) and name.lower() not in NOT_NAMES:
+                book.entity(name, "pet", source_id, tok.sent.text, why=f'a pet ("{said}")')
+
+
 def verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source_id: str) -> None:
     """Patterns of a verb whose subject is ``who`` (the speaker for I/we, else a named person)."""
     lemma = verb.lemma_.lower()
