@@ -103,7 +103,7 @@ def test_context_and_head_words_type_names(said, name, type_):
 
 
 @pytest.mark.parametrize("said, name, pet", [
-    ("Took my faithful furry friend Pepper to the lake today.", "Pepper", True),
+    ("Took my furry friend Pepper to the lake today.", "Pepper", True),
     ("Meet my four-legged friend Rocco!", "Rocco", True),
     ("My feathered friend Kiwi learned a new word.", "Kiwi", True),
     ("Took my oldest friend Pepper to the lake today.", "Pepper", False),

@@ -194,7 +194,7 @@ def noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, so
             continue
         if kind == "role" and ROLE_PREDICATES[lemma] == "friend_of" and any(
                 c.dep_ == "amod" and "".join(t.lower_ for t in c.subtree) in PET_MODIFIERS for c in tok.children):
-            kind = "pet"  # "my furry friend Daisy" is a dog
+            kind = "pet"  # "my furry friend Pepper" is a dog
         name_tok = name_of(tok)
         # "Anna is my sister": the name is the subject of "is", the role noun its complement.
         if name_tok is None and tok.dep_ == "attr" and tok.head.lemma_ == "be":

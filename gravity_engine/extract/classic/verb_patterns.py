@@ -90,8 +90,8 @@ def _pet_before(book: ProfileBook, verb) -> bool:
 
 
 def pet_names(book: ProfileBook, doc, source_id: str) -> None:
-    """"I've had them for 3 years! Their names are Pepper, Precious and Panda", "Her name is Luna" just after a pet
-    noun: those names are pets. Whose is left to the relation head (the one who says it may speak of a sister's)."""
+    """"We have two cats. Their names are Mochi and Bean", "Her name is Pickle" just after a pet noun: those
+    names are pets. Whose is left to the relation head (the one who says it may speak of a sister's)."""
     for tok in doc:
         if tok.lemma_.lower() != "name" or tok.dep_ != "nsubj" or tok.head.lemma_ != "be" or not any(
                 c.dep_ == "poss" and c.lower_ in ("their", "her", "his", "its") for c in tok.children) or \
