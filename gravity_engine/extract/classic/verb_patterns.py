@@ -13,7 +13,7 @@ from .lexicon import NOT_NAMES, PETS
 from .names import full_name, looks_like_name, suffix_type
 from .patterns import relation_matches
 from .profiles import (PRODUCT_NOUNS, PROJECT_NOUNS, ROLE_PREDICATES, SCHOOL_HEADS, ProfileBook, is_school, name_of,
-                       relate, shorten, target_name)
+                       quote, relate, shorten, target_name)
 from .references import BUILD_VERBS, named_org, org_before, owner_of, possessor, question_before
 from .wordlists import word_list
 
@@ -100,8 +100,9 @@ def pet_names(book: ProfileBook, doc, source_id: str) -> None:
         first = next((c for c in tok.head.children if c.dep_ in ("attr", "acomp") and c.pos_ == "PROPN"), None)
         if first is None:
             continue
-        said = span_text(list(tok.sent))[:60]
-        for name_tok in [first, *(t for t in first.subtree if t.dep_ == "conj" and t.text[:1].isupper())]:
+        names = [first, *(t for t in first.subtree if t.dep_ == "conj" and t.text[:1].isupper())]
+        said = quote(doc, tok, names[-1])
+        for name_tok in names:
             name = full_name(name_tok)
             if looks_like_name(name) and name.lower() not in NOT_NAMES:
                 book.entity(name, "pet", source_id, tok.sent.text, why=f'a pet ("{said}")')
@@ -252,7 +253,7 @@ def verb_patterns(book: ProfileBook, verb, who: Entity, speaker: Entity, source_
             name = full_name(oprd)
             if looks_like_name(name) and not negated:
                 pet = book.entity(name, "pet", source_id, verb.sent.text,
-                                  why=f'pet of {who.name} ("{span_text(list(verb.sent))[:60]}")')
+                                  why=f'pet of {who.name} ("{quote(verb.doc, verb, oprd)}")')
                 book.relation(who, "owns_pet", pet.name, source_id)
         elif oprd is not None and dobj.lower_ == "it":
             relate(book, who, "works_on", oprd, source_id)  # "we're calling it MedKG"
