@@ -6,9 +6,11 @@ features or fitting can be judged without reading DEV or TEST. Prints tables, as
   the main types, the head alone (no rules' type to fall back on, no threshold);
 * relations, pair level: per held-out conversation, each pair of entities gets per predicate the highest
   probability any of its turns gave (what a build keeps); a (pair, predicate) is predicted when that clears the
-  threshold and is the pair's strongest, right when the pair's turns carry that gold relation.
+  threshold and is the pair's strongest, right when the pair's turns carry that gold relation;
+* with ``--curve 0.25,0.5,1``: the relation head's learning curve, each fold's head fitted on that share of the
+  other folds' conversations (a seeded choice), scored on the same held-out folds: how much more data would buy.
 
-Usage: python benchmarks/heads_cv.py [--folds 4] [--layer 4] [--seed 13] [--limit N]
+Usage: python benchmarks/heads_cv.py [--folds 4] [--layer 4] [--seed 13] [--limit N] [--curve 0.25,0.5,1]
 """
 
 from __future__ import annotations
@@ -34,15 +36,19 @@ THRESHOLDS = (0.3, 0.5, 0.7, 0.9, 0.95)
 MAIN_TYPES = ("person", "pet", "place", "organization", "junk")
 
 
-def held_out(head: str, ex: Examples, labels: tuple[str, ...], folds: int, seed: int) -> np.ndarray:
-    """Each row's probabilities from a head fitted on the other folds' conversations."""
+def held_out(head: str, ex: Examples, labels: tuple[str, ...], folds: int, seed: int, share: float = 1.0) -> np.ndarray:
+    """Each row's probabilities from a head fitted on the other folds' conversations (``share`` of them)."""
     x = np.stack(ex.x[head])
     y = np.asarray(ex.y[head])
-    group = np.asarray([k[0] for k in ex.keys[head]]) % folds
+    conv = np.asarray([k[0] for k in ex.keys[head]])
+    group = conv % folds
+    rng = np.random.default_rng(seed)
     out = np.zeros((len(y), len(labels)), np.float32)
     for f in range(folds):
         test = group == f
-        fitted = fit_head(head, list(x[~test]), list(y[~test]), labels, seed)
+        others = np.unique(conv[~test])
+        fit = ~test & np.isin(conv, rng.choice(others, max(1, round(len(others) * share)), replace=False))
+        fitted = fit_head(head, list(x[fit]), list(y[fit]), labels, seed)
         out[test] = fitted.predict_proba(x[test])
     return out
 
@@ -62,7 +68,8 @@ def typing_table(ex: Examples, p: np.ndarray) -> None:
               f"{np.mean(y[said] == j) if said.any() else 0:.3f}")
 
 
-def relation_table(ex: Examples, p: np.ndarray) -> None:
+def _pairs(ex: Examples, p: np.ndarray) -> tuple[set, dict]:
+    """The gold (conversation, subject, predicate, object) keys, and each pair's strongest prediction."""
     y = np.asarray(ex.y["relations"])
     gold, best = set(), defaultdict(float)
     for (conv, a, b), label, probs in zip(ex.keys["relations"], y, p):
@@ -77,6 +84,12 @@ def relation_table(ex: Examples, p: np.ndarray) -> None:
         pair = (key[0], frozenset((key[1], key[3])))
         if prob > strongest.get(pair, (None, 0.0))[1]:
             strongest[pair] = (key, prob)
+    return gold, strongest
+
+
+def relation_table(ex: Examples, p: np.ndarray) -> None:
+    y = np.asarray(ex.y["relations"])
+    gold, strongest = _pairs(ex, p)
     print(f"\nrelations, held out, pair level ({len(gold)} related (pair, predicate) of {len(y)} rows, "
           f"{int(np.sum(y > 0))} related rows)\n")
     print("threshold | predicted | right | precision | recall | F1")
@@ -88,12 +101,30 @@ def relation_table(ex: Examples, p: np.ndarray) -> None:
         print(f"{tau:9} | {len(said):9} | {right:5} | {prec:9.3f} | {rec:6.3f} | {f1:.3f}")
 
 
+def curve_table(ex: Examples, shares: list[float], folds: int, seed: int) -> None:
+    conversations = len({k[0] for k in ex.keys["relations"]})
+    print(f"\nrelation head learning curve, held out ({folds} folds; each fold's head fitted on a share of the "
+          f"other folds' conversations)\n")
+    print("share | conversations fitted on | recall at precision 0.7 | at 0.8 | best F1")
+    for share in shares:
+        gold, strongest = _pairs(ex, held_out("relations", ex, LABELS, folds, seed, share))
+        ranked = sorted(((prob, key in gold) for key, prob in strongest.values()), reverse=True)
+        right = np.cumsum([hit for _, hit in ranked])
+        prec, rec = right / np.arange(1, len(ranked) + 1), right / max(len(gold), 1)
+        at = [float(rec[np.flatnonzero(prec >= t)].max()) if (prec >= t).any() else 0.0 for t in (0.7, 0.8)]
+        f1 = float(np.max(2 * prec * rec / np.maximum(prec + rec, 1e-9)))
+        print(f"{share:5} | {round(conversations * (folds - 1) / folds * share):23} | {at[0]:23.3f} | {at[1]:6.3f} | "
+              f"{f1:.3f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--layer", type=int, default=DEFAULT_LAYER, help="encoder layer the features are read from")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--limit", type=int, default=0, help="only the first N training conversations")
+    ap.add_argument("--curve", help="comma-separated shares of the training folds for the relation head's "
+                    "learning curve (e.g. 0.25,0.5,1); the other tables are skipped")
     ap.add_argument("--cache", default=str(ROOT / ".gravity_cache" / "train"), help="the rules' proposals, cached")
     args = ap.parse_args()
     started = time.perf_counter()
@@ -106,6 +137,10 @@ def main() -> int:
         conversation_examples(gold, conv, rule_anchors(conv, Path(args.cache)), encoder, ex)
     print(f"{len(files)} training conversations, encoder layer {args.layer}, {args.folds} folds by conversation, "
           f"seed {args.seed} (features in {time.perf_counter() - started:.0f} s)")
+    if args.curve:
+        curve_table(ex, [float(s) for s in args.curve.split(",")], args.folds, args.seed)
+        print(f"\n{time.perf_counter() - started:.0f} s")
+        return 0
     typing_table(ex, held_out("typing", ex, TYPE_LABELS, args.folds, args.seed))
     relation_table(ex, held_out("relations", ex, LABELS, args.folds, args.seed))
     print(f"\n{time.perf_counter() - started:.0f} s")

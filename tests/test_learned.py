@@ -300,6 +300,37 @@ def test_the_typing_head_does_not_retype_what_the_rules_relations_need():
     assert types == ["person", "pet", "person"], types  # an owned pet stays one; a place nothing needs does not
 
 
+def test_a_pair_read_across_a_question_and_its_answer_cites_both_turns():
+    """The relation head reads a pair with one end in the turn before (a pet named, then its owner answering):
+    what it keeps cites both turns, not the answer alone, which does not name the pet."""
+    from gravity_engine.extract.learned.apply import _cited, decide
+    from gravity_engine.extract.learned.features import LABELS, TYPE_LABELS, EntityView, Scene, UtteranceView
+
+    utts = [UtteranceView("S1:1", "Rafa", "Pimenta knocked the basil off the windowsill again", "s1"),
+            UtteranceView("S1:2", "Ines", "Haha sorry about that, typical cat", "s1")]
+    ents = [EntityView("Ines", [], "person", speaker=True), EntityView("Rafa", [], "person", speaker=True),
+            EntityView("Pimenta", [], "pet")]
+    scene = Scene(utts, ents, get_token_encoder())
+
+    def constant(labels: tuple[str, ...], said: str, width: int) -> Head:
+        bias = np.full(len(labels), -9.0, np.float32)
+        bias[labels.index(said)] = 0.0
+        return Head(labels=labels, mean=np.zeros(width, np.float32), scale=np.ones(width, np.float32),
+                    weights=[np.zeros((width, len(labels)), np.float32)], biases=[bias])
+
+    models = Models(typing=constant(TYPE_LABELS, "pet", scene.type_rows().shape[1]),
+                    reference=constant(("other", "same"), "other", 1),
+                    relations=constant(LABELS, "owns_pet", scene.pair_rows(0, scene.pair_candidates(0),
+                                                                           ["person"] * 3).shape[1]),
+                    thresholds={"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.9, "relation_ruled": 0.1},
+                    version="test", layer=DEFAULT_LAYER)
+    seen = decide(scene, models).relations[(0, "owns_pet", 2)]
+    assert sorted(uid for uid, _ in seen) == ["S1:1", "S1:2"]  # Ines stands in S1:2 only
+    # cited: where the head is sure; else the turns where it is surest
+    assert _cited([("S1:1", 0.4), ("S1:2", 0.4), ("S1:7", 0.3)], 0.9) == ["S1:1", "S1:2"]
+    assert _cited([("S1:1", 0.95), ("S1:2", 0.4), ("S1:7", 0.97)], 0.9) == ["S1:1", "S1:7"]
+
+
 def test_a_pet_the_heads_typed_gets_the_owner_the_relation_head_finds_likeliest():
     """A pet is someone's: with new relations off, a pet with no owner yet gets the person the relation head
     finds likeliest, at the bar of a relation the rules said; a pet the rules gave an owner keeps that one."""

@@ -59,6 +59,7 @@ class Decisions:
     type_confidence: list[float]
     junk: list[bool]
     # (source, predicate, target) -> the utterances that carried the pair, each with the predicate's probability
+    # (a pair read across a question and its answer: both turns, the same probability)
     relations: dict[tuple[int, str, int], list[tuple[str, float]]] = field(default_factory=dict)
     candidates: set[frozenset[int]] = field(default_factory=set)  # pairs the relation head saw
     ruled: dict[tuple[int, str, int], list[str]] = field(default_factory=dict)  # the rules' word on those pairs
@@ -130,11 +131,13 @@ def decide(scene: Scene, models: Models) -> Decisions:
         probs = models.relations.predict_proba(scene.pair_rows(k, pairs, types))
         for (a, b), p in zip(pairs, probs):
             out.candidates.add(frozenset((a.ent, b.ent)))
+            # one end in the turn before: the pair rests on both turns ("her name is Shadow" and the reply)
+            uids = [scene.utts[j].id for j in sorted({a.utt, b.utt, k})]
             for j, label in enumerate(models.relations.labels):
                 if label == "none" or p[j] < MIN_KEPT:
                     continue
                 src, dst = (min(a.ent, b.ent), max(a.ent, b.ent)) if label in SYMMETRIC else (a.ent, b.ent)
-                out.relations.setdefault((src, label, dst), []).append((scene.utts[k].id, float(p[j])))
+                out.relations.setdefault((src, label, dst), []).extend((uid, float(p[j])) for uid in uids)
     for i, e in enumerate(scene.ents):
         for target, predicate, sources in e.rules:
             c = canonical_predicate(predicate)
@@ -181,9 +184,8 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
         conf = max(p for _, p in seen)
         if conf < bar or any({s, t} == {src, dst} for s, _, t in kept):
             continue
-        sure = [*d.ruled.get(key, []), *(uid for uid, p in seen if p >= thresholds["relation"])] or [
-            max(seen, key=lambda up: up[1])[0]]
-        kept[key] = (conf, list(dict.fromkeys(sure)))
+        sure = [*d.ruled.get(key, []), *(uid for uid, p in seen if p >= thresholds["relation"])]
+        kept[key] = (conf, list(dict.fromkeys(sure or _cited(seen, thresholds["relation"]))))
     entities: list[Entity] = anchors.entities
     index = {n.casefold(): j for j, e in enumerate(entities) for n in (e.name, *e.aliases)}
     index |= {e.id: j for j, e in enumerate(entities)}
@@ -275,8 +277,14 @@ def _owners(d: Decisions, entities: list[Entity], index: dict[str, int],
             continue
         if conf >= thresholds["relation_ruled"] and conf > offers.get(pet, (0.0,))[0]:
             offers[pet] = (conf, key, seen)
-    return {key: (conf, [uid for uid, p in seen if p >= thresholds["relation"]]
-                  or [max(seen, key=lambda up: up[1])[0]]) for conf, key, seen in offers.values()}
+    return {key: (conf, _cited(seen, thresholds["relation"])) for conf, key, seen in offers.values()}
+
+
+def _cited(seen: list[tuple[str, float]], sure: float) -> list[str]:
+    """The utterances a head relation rests on: those where the head is ``sure`` of it, else those of the turn
+    (or question and answer) where it is surest."""
+    top = max(p for _, p in seen)
+    return list(dict.fromkeys(uid for uid, p in seen if p >= min(sure, top)))
 
 
 def _rule_key(r: Relation, i: int, index: dict[str, int]) -> tuple[int, str, int] | None:
