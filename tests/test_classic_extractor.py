@@ -541,3 +541,24 @@ def test_each_clause_is_dated_by_its_own_expression_and_tense(said, when_text, s
 def test_facts_say_something_about_the_speaker_not_the_chat(said, facts):
     profiles = _one_batch([("Priya", said), ("Tom", "Nice.")])
     assert list(_facts(profiles["Priya"])) == facts
+
+
+@pytest.mark.parametrize("said, relation", [
+    ("I've been playing my favourite game called Starfall Tactics with my cousins.", ("likes", "Starfall Tactics")),
+    ("We ran a charity tournament for our favorite game, Gear:Zero.", ("likes", "Gear:Zero")),
+    ("I started a podcast called Low Tide last spring.", ("works_on", "Low Tide")),
+    ("My game Starfall Tactics is nearly finished!", ("works_on", "Starfall Tactics")),
+])
+def test_a_favourite_thing_is_liked_not_worked_on_and_a_glued_colon_stays_in_its_name(said, relation):
+    people = _one_batch([("Nadia", said), ("Omar", "Nice.")])
+    assert set(_rels(people["Nadia"])) == {relation}
+    assert not any(name in people for name in ("Gear", "Zero", "Starfall"))  # no cut names beside the whole one
+
+
+def test_a_title_built_on_of_the_is_one_name():
+    fan = _one_batch([("Nadia", "I'm a huge fan of Crown of the Tides! The world and the characters are awesome."),
+                      ("Omar", "Most of the Tigers fans are too.")])
+    assert _rels(fan["Nadia"]) == {("likes", "Crown of the Tides"): ["u0"]}
+    assert not {"Crown", "Tides", "Most of the Tigers"} & set(fan), set(fan)
+    read = _one_batch([("Nadia", "My favourite book is Keeper of the Lost Lanterns."), ("Omar", "Nice.")])
+    assert "Keeper of the Lost Lanterns" in read and not {"Keeper", "Lanterns", "Lost Lanterns"} & set(read)

@@ -127,6 +127,20 @@ def test_proposals_add_names_the_rules_missed_but_not_words():
     assert not names & {"Honestly", "Sunday", "Nice", "Ben"}
 
 
+def test_the_parts_of_a_title_the_rules_read_whole_are_not_proposed():
+    conv = _conversation([("2024-01-01T10:00:00", [("Ana", "I'm a huge fan of Crown of the Tides, and of Tala!"),
+                                                    ("Ben", "Crown of the Tides is the best")])])
+    anchors = AnchorSet(conversation_id="x", entities=[Entity(id="e1", name="Ana", type="person"),
+                                                       Entity(id="e2", name="Crown of the Tides", type="other")])
+    propose_names(anchors, conv)
+    assert {e.name for e in anchors.entities} == {"Ana", "Crown of the Tides", "Tala"}
+
+
+def test_a_colon_inside_a_word_stays_in_the_proposed_name():
+    names = _proposed("We ran a tournament for Gear:Zero, then played Tala. Meet: Rowan", "Wow")
+    assert {"Gear:Zero", "Tala", "Rowan"} <= names and not names & {"Gear", "Zero", "Meet:", "Meet: Rowan"}, names
+
+
 def test_a_word_the_encoder_knows_is_no_name_at_a_sentence_start_only():
     names = _proposed("Hang in there. Marrying my partner was the best part, Tuilagi and Grace say.", "Grace is right",
                       frozenset({"hang", "marrying", "grace", "right"}))

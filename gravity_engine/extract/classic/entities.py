@@ -34,7 +34,7 @@ from .answers import Answered, parsed_statements
 from .facts import FACT_KEY, facts_of_doc
 from .grammar import span_text, speaker_pronouns, tense_reader
 from .lexicon import NOT_NAMES
-from .names import SAINT_HOUSE, full_name, looks_like_name, clean_name
+from .names import SAINT_HOUSE, clean_name, full_name, looks_like_name, title_span
 from .profiles import ProfileBook
 from .references import named_org, person_types, personish, place_types
 from .relations import read_relations
@@ -102,7 +102,19 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
         others = [s for s in book.speakers if s != utt.speaker]
         other = others[0] if len(others) == 1 else None
         in_entity: set[int] = set()
+        # "Crown of the Tides": one title, which the tagger cuts in two
+        titles = {span for tok in doc if (span := title_span(tok)) is not None}
+        for start, end in sorted(titles):
+            name = clean_name(span_text(list(doc[start:end])))
+            if looks_like_name(name):
+                # the tagger's type of a part ("Crown" an organisation) is no type of the whole: the heads decide
+                whole = next((e.label_ for e in doc.ents if (e.start, e.end) == (start, end) and e.label_ in NER_TYPES),
+                             None)
+                book.entity(name, NER_TYPES[whole] if whole else "other", utt.id, doc[start].sent.text)
+                in_entity.update(range(start, end))
         for ent in doc.ents:
+            if any(ent.start < end and ent.end > start for start, end in titles):
+                continue
             in_entity.update(range(ent.start, ent.end))
             if ent.label_ not in NER_TYPES:
                 continue
@@ -120,7 +132,13 @@ def extract_entities(batch: Batch, docs: list, answered: list | None = None) -> 
         # Proper nouns the NER missed (projects, pets, nicknames); finalize keeps those that recur.
         run: list = []
         for tok in [*doc, None]:
-            if tok is not None and tok.pos_ == "PROPN" and tok.i not in in_entity and tok.text[:1].isupper():
+            glued = run and run[-1].text == ":"  # "Gear:Zero" is one name, whatever the tagger makes of "Zero"
+            if tok is not None and (tok.pos_ == "PROPN" or glued) and tok.i not in in_entity and \
+                    tok.text[:1].isupper():
+                run.append(tok)
+                continue
+            if tok is not None and run and tok.text == ":" and not run[-1].whitespace_ and not tok.whitespace_ and \
+                    tok.i + 1 < len(doc) and doc[tok.i + 1].text[:1].isupper():
                 run.append(tok)
                 continue
             if run:

@@ -29,8 +29,8 @@ SAINT_HOUSE = re.compile(r"(?i)(?:st|saint)\.? [a-z]+['’]s")
 def looks_like_name(name: str) -> bool:
     if len(name) < 2 or len(name) > 60 or not name[:1].isupper() and not name[:1].isdigit():
         return False
-    if any(c in name for c in ",;:!?\"()[]") or name.endswith("-"):
-        return False
+    if any(c in name for c in ",;!?\"()[]") or name.endswith("-") or re.search(r"\s:|:(\s|$)", name):
+        return False  # a colon only inside one word ("Gear:Zero")
     words = name.lower().split()
     if all(w in NOT_NAMES or w in TIME_WORDS for w in words):
         return False
@@ -71,10 +71,47 @@ def suffix_type(name: str) -> str | None:
     return None
 
 
+def title_span(token) -> tuple[int, int] | None:
+    """The tokens [start, end) of a title built on "of the" that ``token`` stands in ("Crown of the Tides",
+    "Keeper of the Lost Lanterns"): capitalised words led by a proper noun, "of the", capitalised words; else None.
+    The tagger cuts such titles in two ("Crown" an organisation, "Tides" a person)."""
+    doc, sent = token.doc, token.sent
+
+    def cap(t) -> bool:
+        return t.text[:1].isupper() and t.pos_ in ("PROPN", "NOUN", "ADJ", "NUM") and not t.is_punct
+
+    def run(i: int) -> tuple[int, int]:  # the capitalised words around token i, [first, last]
+        a = b = i
+        while a > sent.start and cap(doc[a - 1]):
+            a -= 1
+        while b + 1 < sent.end and cap(doc[b + 1]):
+            b += 1
+        return a, b
+
+    def of_the(i: int) -> bool:
+        return i + 1 < sent.end and doc[i].lower_ == "of" and doc[i + 1].lower_ == "the"
+
+    if not cap(token):
+        return None
+    a, b = run(token.i)
+    if b + 2 < sent.end and of_the(b + 1) and cap(doc[b + 3]):
+        left, right = a, run(b + 3)[1]
+    elif a - 3 >= sent.start and of_the(a - 2) and cap(doc[a - 3]):
+        left, right = run(a - 3)[0], b
+    else:
+        return None
+    if doc[left].pos_ != "PROPN" or doc[left].lower_ in NOT_NAMES:  # "Most of the Tigers" is no title
+        return None
+    return left, right + 1
+
+
 def full_name(token) -> str:
-    """A name token with its compound parts ("Mary Ann", "the Harbor Striders", "University of Porto"),
-    never a following prepositional phrase ("Harbourside Pharmacy in Cardiff Bay" is two names)."""
+    """A name token with its compound parts ("Mary Ann", "the Harbor Striders", "University of Porto"), or the
+    title it stands in ("Crown of the Tides"), never a following prepositional phrase ("Harbourside Pharmacy in
+    Cardiff Bay" is two names)."""
     doc = token.doc
+    if (title := title_span(token)) is not None:
+        return clean_name(span_text(list(doc[title[0]:title[1]])))
     lo = hi = token.i
 
     def part(t) -> bool:
@@ -92,6 +129,9 @@ def full_name(token) -> str:
         lo -= 3
     while hi + 2 < token.sent.end and doc[hi + 1].text == "&" and part(doc[hi + 2]):
         hi += 2  # "Pellow & Garth": one firm
+    while hi + 2 < token.sent.end and doc[hi + 1].text == ":" and not doc[hi].whitespace_ and \
+            not doc[hi + 1].whitespace_ and doc[hi + 2].text[:1].isupper():
+        hi += 2  # "Gear:Zero": one name, written without spaces
     # "University of Calderbrook", "Bank of America": "of" + a capitalised name inside an organisation
     if hi + 2 < token.sent.end and doc[hi + 1].lower_ == "of" and part(doc[hi + 2]) and \
             doc[lo].lower_ in ORG_HEADS | {"university", "bank", "tower", "museum", "institute", "school", "city"}:

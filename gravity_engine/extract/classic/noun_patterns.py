@@ -270,7 +270,9 @@ def noun_patterns(book: ProfileBook, doc, speaker: Entity, other: str | None, so
             article = "an" if lemma[:1] in "aeiou" else "a"
             thing = book.entity(name, kind, source_id, tok.sent.text, why=f'{article} {lemma} ("{said}")')
             if owner is not None:
-                book.relation(owner, "works_on", thing.name, source_id)
+                # "my favourite game, Starfall": one the owner likes, not one they work on
+                liked = any(c.dep_ == "amod" and c.lower_ in ("favourite", "favorite") for c in tok.children)
+                book.relation(owner, "likes" if liked else "works_on", thing.name, source_id)
 
 
 _JOB_NOUNS = set(word_list("entities", "_JOB_NOUNS"))

@@ -10,8 +10,9 @@ from ...anchors import AnchorSet, Entity
 from ...conversation import Conversation
 from .mentions import words
 
-# a word holds a full stop only before a letter ("U.S"), so a run ends with its sentence ("Nate. I'll")
-_WORD = r"[A-Z](?:[\w'’&-]|\.(?=\w))*"
+# a word holds a full stop only before a letter ("U.S"), so a run ends with its sentence ("Nate. I'll"), and a
+# colon only before a capital ("Gear:Zero")
+_WORD = r"[A-Z](?:[\w'’&-]|\.(?=\w)|:(?=[A-Z]))*"
 _RUN = re.compile(rf"(?<![\w'’]){_WORD}(?:\s+(?:of|de|da|del|van|von|the|&)?\s*{_WORD})*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\"“(]\s*|\n)$")
 MIN_LENGTH = 2
@@ -35,10 +36,14 @@ def propose_names(anchors: AnchorSet, conversation: Conversation, vocabulary: fr
         return word.casefold().replace("’", "'") in common  # "I’m" as "I'm"
 
     lowercase = {w for u in conversation.utterances() for w in re.findall(r"\b[a-z][a-z'’-]+\b", u.text)}
+    # a title the rules read whole ("Crown of the Tides") is no source of names of its parts
+    titles = sorted((n for n in known if " of the " in n), key=len, reverse=True)
+    whole = re.compile("|".join(re.escape(n) for n in titles), re.I) if titles else None
     found: dict[str, list[str]] = {}
     inside: set[str] = set()
     for u in conversation.utterances():
-        for m in _RUN.finditer(u.text):
+        text = whole.sub(lambda m: " " * len(m.group(0)), u.text) if whole else u.text
+        for m in _RUN.finditer(text):
             name = re.sub(r"['’]s$", "", m.group(0)).rstrip(".'’-&").strip()  # "Anna's" is Anna
             parts = name.split()
             while parts and is_common(parts[0]):  # "Honestly Priya" -> "Priya"
@@ -49,7 +54,7 @@ def propose_names(anchors: AnchorSet, conversation: Conversation, vocabulary: fr
             if len(name) < MIN_LENGTH or name.casefold() in known or is_common(name) or name.isdigit():
                 continue
             found.setdefault(name, []).append(u.id)
-            if parts == name.split() and not _SENTENCE_START.search(u.text[:m.start()]):
+            if parts == name.split() and not _SENTENCE_START.search(text[:m.start()]):
                 inside.add(name)
     added = 0
     for name, ids in found.items():
