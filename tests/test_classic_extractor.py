@@ -562,3 +562,8 @@ def test_a_title_built_on_of_the_is_one_name():
     assert not {"Crown", "Tides", "Most of the Tigers"} & set(fan), set(fan)
     read = _one_batch([("Nadia", "My favourite book is Keeper of the Lost Lanterns."), ("Omar", "Nice.")])
     assert "Keeper of the Lost Lanterns" in read and not {"Keeper", "Lanterns", "Lost Lanterns"} & set(read)
+
+
+def test_i_bet_with_its_i_dropped_is_no_part_of_a_name():
+    hikes = _one_batch([("Nadia", "Where's that trail? Bet Max loves all those hikes."), ("Omar", "He does!")])
+    assert "Max" in hikes and not {"Bet", "Bet Max"} & set(hikes)

@@ -136,6 +136,11 @@ def test_the_parts_of_a_title_the_rules_read_whole_are_not_proposed():
     assert {e.name for e in anchors.entities} == {"Ana", "Crown of the Tides", "Tala"}
 
 
+def test_i_bet_with_its_i_dropped_is_no_part_of_a_proposed_name():
+    names = _proposed("Where's that trail? Bet Tupac loves those hikes.", "Reckon Tupac does")
+    assert "Tupac" in names and not names & {"Bet Tupac", "Reckon Tupac", "Bet", "Reckon"}, names
+
+
 def test_a_colon_inside_a_word_stays_in_the_proposed_name():
     names = _proposed("We ran a tournament for Gear:Zero, then played Tala. Meet: Rowan", "Wow")
     assert {"Gear:Zero", "Tala", "Rowan"} <= names and not names & {"Gear", "Zero", "Meet:", "Meet: Rowan"}, names
