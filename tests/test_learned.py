@@ -294,42 +294,9 @@ def test_the_encoder_reads_the_layer_the_heads_were_trained_on(tmp_path):
         get_token_encoder(layer=9)
 
 
-def test_the_typing_head_does_not_retype_what_the_rules_relations_need():
-    from gravity_engine.extract.learned.apply import decide
-    from gravity_engine.extract.learned.features import LABELS, TYPE_LABELS, EntityView, Scene, UtteranceView
-
-    utts = [UtteranceView("S1:1", "Ana", "My dog Biscuit loves the beach at Seaview", "s1")]
-    ents = [EntityView("Ana", [], "person", speaker=True, rules=[(1, "owns_pet", ("S1:1",))]),
-            EntityView("Biscuit", [], "pet"), EntityView("Seaview", [], "place")]
-    scene = Scene(utts, ents, get_token_encoder())
-
-    def constant(labels: tuple[str, ...], said: str, width: int) -> Head:  # says `said` whatever it reads
-        bias = np.full(len(labels), -9.0, np.float32)
-        bias[labels.index(said)] = 0.0
-        return Head(labels=labels, mean=np.zeros(width, np.float32), scale=np.ones(width, np.float32),
-                    weights=[np.zeros((width, len(labels)), np.float32)], biases=[bias])
-
-    models = Models(typing=constant(TYPE_LABELS, "person", scene.type_rows().shape[1]),
-                    reference=constant(("other", "same"), "other", 1),
-                    relations=constant(LABELS, "none", scene.pair_rows(0, scene.pair_candidates(0), ["person"] * 3
-                                                                      ).shape[1]),
-                    thresholds={"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.9, "relation_ruled": 0.1},
-                    version="test", layer=DEFAULT_LAYER)
-    types = decide(scene, models).types
-    assert types == ["person", "pet", "person"], types  # an owned pet stays one; a place nothing needs does not
-
-
-def test_a_pair_read_across_a_question_and_its_answer_cites_both_turns():
-    """The relation head reads a pair with one end in the turn before (a pet named, then its owner answering):
-    what it keeps cites both turns, not the answer alone, which does not name the pet."""
-    from gravity_engine.extract.learned.apply import _cited, decide
-    from gravity_engine.extract.learned.features import LABELS, TYPE_LABELS, EntityView, Scene, UtteranceView
-
-    utts = [UtteranceView("S1:1", "Rafa", "Pimenta knocked the basil off the windowsill again", "s1"),
-            UtteranceView("S1:2", "Ines", "Haha sorry about that, typical cat", "s1")]
-    ents = [EntityView("Ines", [], "person", speaker=True), EntityView("Rafa", [], "person", speaker=True),
-            EntityView("Pimenta", [], "pet")]
-    scene = Scene(utts, ents, get_token_encoder())
+def _constant_models(scene, typed: str, related: str) -> Models:
+    """Heads that say ``typed`` of every entity and ``related`` of every pair, whatever they read."""
+    from gravity_engine.extract.learned.features import LABELS, TYPE_LABELS
 
     def constant(labels: tuple[str, ...], said: str, width: int) -> Head:
         bias = np.full(len(labels), -9.0, np.float32)
@@ -337,13 +304,37 @@ def test_a_pair_read_across_a_question_and_its_answer_cites_both_turns():
         return Head(labels=labels, mean=np.zeros(width, np.float32), scale=np.ones(width, np.float32),
                     weights=[np.zeros((width, len(labels)), np.float32)], biases=[bias])
 
-    models = Models(typing=constant(TYPE_LABELS, "pet", scene.type_rows().shape[1]),
-                    reference=constant(("other", "same"), "other", 1),
-                    relations=constant(LABELS, "owns_pet", scene.pair_rows(0, scene.pair_candidates(0),
-                                                                           ["person"] * 3).shape[1]),
-                    thresholds={"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.9, "relation_ruled": 0.1},
-                    version="test", layer=DEFAULT_LAYER)
-    seen = decide(scene, models).relations[(0, "owns_pet", 2)]
+    width = scene.pair_rows(0, scene.pair_candidates(0), ["person"] * len(scene.ents)).shape[1]
+    return Models(typing=constant(TYPE_LABELS, typed, scene.type_rows().shape[1]),
+                  reference=constant(("other", "same"), "other", 1), relations=constant(LABELS, related, width),
+                  thresholds={"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.9, "relation_ruled": 0.1},
+                  version="test", layer=DEFAULT_LAYER)
+
+
+def test_the_typing_head_does_not_retype_what_the_rules_relations_need():
+    from gravity_engine.extract.learned.apply import decide
+    from gravity_engine.extract.learned.features import EntityView, Scene, UtteranceView
+
+    utts = [UtteranceView("S1:1", "Ana", "My dog Biscuit loves the beach at Seaview", "s1")]
+    ents = [EntityView("Ana", [], "person", speaker=True, rules=[(1, "owns_pet", ("S1:1",))]),
+            EntityView("Biscuit", [], "pet"), EntityView("Seaview", [], "place")]
+    scene = Scene(utts, ents, get_token_encoder())
+    types = decide(scene, _constant_models(scene, "person", "none")).types
+    assert types == ["person", "pet", "person"], types  # an owned pet stays one; a place nothing needs does not
+
+
+def test_a_pair_read_across_a_question_and_its_answer_cites_both_turns():
+    """The relation head reads a pair with one end in the turn before (a pet named, then its owner answering):
+    what it keeps cites both turns, not the answer alone, which does not name the pet."""
+    from gravity_engine.extract.learned.apply import _cited, decide
+    from gravity_engine.extract.learned.features import EntityView, Scene, UtteranceView
+
+    utts = [UtteranceView("S1:1", "Rafa", "Pimenta knocked the basil off the windowsill again", "s1"),
+            UtteranceView("S1:2", "Ines", "Haha sorry about that, typical cat", "s1")]
+    ents = [EntityView("Ines", [], "person", speaker=True), EntityView("Rafa", [], "person", speaker=True),
+            EntityView("Pimenta", [], "pet")]
+    scene = Scene(utts, ents, get_token_encoder())
+    seen = decide(scene, _constant_models(scene, "pet", "owns_pet")).relations[(0, "owns_pet", 2)]
     assert sorted(uid for uid, _ in seen) == ["S1:1", "S1:2"]  # Ines stands in S1:2 only
     # cited: where the head is sure; else the turns where it is surest
     assert _cited([("S1:1", 0.4), ("S1:2", 0.4), ("S1:7", 0.3)], 0.9) == ["S1:1", "S1:2"]
