@@ -435,3 +435,9 @@ def test_what_the_relation_head_alone_finds_owned_at_owned_pet_is_a_pet_with_tha
         assert coco.type == kind, (prob, owner_type, coco.type)
         owned = [(e.name, r.target) for e in anchors.entities for r in e.relations if r.predicate == "owns_pet"]
         assert owned == ([("Maria", "Coco")] if kind == "pet" else []), owned
+
+
+def test_a_name_led_by_a_capital_beyond_ascii_is_proposed_whole():
+    names = _proposed("We flew to Los Ángeles, then Øystein and Ümit came round", "ümit who? Haar & Now is on")
+    assert {"Los Ángeles", "Øystein", "Ümit"} <= names, names
+    assert not names & {"Los", "Haar &"}, names

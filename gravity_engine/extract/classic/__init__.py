@@ -37,7 +37,7 @@ __all__ = word_list("extractor", "__all__")
 
 # Bump when a change to this backend changes what it extracts: checkpoints and stores record it, so a
 # rebuild re-extracts instead of reusing batches the old code wrote.
-EXTRACTOR_VERSION = "20"
+EXTRACTOR_VERSION = "21"
 PERSON_PET_CUES = 3  # utterances with pet words that make a person-typed name a pet (2 for other types)
 PARSE_CHUNK = 160  # utterances per spaCy call in extract_batches
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")

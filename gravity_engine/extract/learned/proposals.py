@@ -10,10 +10,14 @@ from ...anchors import AnchorSet, Entity
 from ...conversation import Conversation
 from .mentions import words
 
+# capitals beyond ASCII too ("Ángeles", "Øystein", "Ümit"): Latin, Greek, Cyrillic and the other scripts below U+2000
+_UPPER = "[" + re.escape("".join(c for c in map(chr, range(0x2000)) if c.isupper())) + "]"
 # a word holds a full stop only before a letter ("U.S"), so a run ends with its sentence ("Nate. I'll"), and a
 # colon only before a capital ("Gear:Zero")
-_WORD = r"[A-Z](?:[\w'’&-]|\.(?=\w)|:(?=[A-Z]))*"
-_RUN = re.compile(rf"(?<![\w'’]){_WORD}(?:\s+(?:of|de|da|del|van|von|the|&)?\s*{_WORD})*")
+_WORD = rf"{_UPPER}(?:[\w'’&-]|\.(?=\w)|:(?={_UPPER}))*"
+_CONNECTORS = ("of", "de", "da", "del", "van", "von", "the", "&")
+_RUN = re.compile(rf"(?<![\w'’]){_WORD}(?:\s+(?:{'|'.join(_CONNECTORS)})?\s*{_WORD})*")
+_LOWER_WORD = re.compile(rf"\b(?=[^\W\d_])(?!{_UPPER})[\w'’-]{{2,}}")  # "honestly", "ümit"
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\"“(]\s*|\n)$")
 MIN_LENGTH = 2
 PROPOSED_SUFFIX = "-p"  # the id of a proposed entity ends so
@@ -35,7 +39,7 @@ def propose_names(anchors: AnchorSet, conversation: Conversation, vocabulary: fr
     def is_common(word: str) -> bool:
         return word.casefold().replace("’", "'") in common  # "I’m" as "I'm"
 
-    lowercase = {w for u in conversation.utterances() for w in re.findall(r"\b[a-z][a-z'’-]+\b", u.text)}
+    lowercase = {w for u in conversation.utterances() for w in _LOWER_WORD.findall(u.text)}
     # a title the rules read whole ("Crown of the Tides") is no source of names of its parts
     titles = sorted((n for n in known if " of the " in n), key=len, reverse=True)
     whole = re.compile("|".join(re.escape(n) for n in titles), re.I) if titles else None
@@ -48,7 +52,7 @@ def propose_names(anchors: AnchorSet, conversation: Conversation, vocabulary: fr
             parts = name.split()
             while parts and is_common(parts[0]):  # "Honestly Priya" -> "Priya"
                 parts = parts[1:]
-            while parts and is_common(parts[-1]):  # "Perhaps I" -> "Perhaps"
+            while parts and (is_common(parts[-1]) or parts[-1] in _CONNECTORS):  # "Perhaps I", "Haar & Now"
                 parts = parts[:-1]
             name = " ".join(parts)
             if len(name) < MIN_LENGTH or name.casefold() in known or is_common(name) or name.isdigit():
