@@ -7,10 +7,12 @@ features or fitting can be judged without reading DEV or TEST. Prints tables, as
 * relations, pair level: per held-out conversation, each pair of entities gets per predicate the highest
   probability any of its turns gave (what a build keeps); a (pair, predicate) is predicted when that clears the
   threshold and is the pair's strongest, right when the pair's turns carry that gold relation;
+* with ``--ties``: the tie head (what two speakers are to each other, from the relation head's readings over the
+  whole chat) held out, against the relation head's best single turn;
 * with ``--curve 0.25,0.5,1``: the relation head's learning curve, each fold's head fitted on that share of the
   other folds' conversations (a seeded choice), scored on the same held-out folds: how much more data would buy.
 
-Usage: python benchmarks/heads_cv.py [--folds 4] [--layer 4] [--seed 13] [--limit N] [--curve 0.25,0.5,1]
+Usage: python benchmarks/heads_cv.py [--folds 4] [--layer 4] [--seed 13] [--limit N] [--curve 0.25,0.5,1] [--ties]
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gravity_engine.eval.train import (TRAIN_DIR, Examples, _load, conversation_examples, fit_head,  # noqa: E402
-                                       rule_anchors)
+                                       fit_ties, rule_anchors, tie_examples)
 from gravity_engine.eval.gold import find_gold_files  # noqa: E402
 from gravity_engine.extract.learned.encoder import DEFAULT_LAYER, get_token_encoder  # noqa: E402
 from gravity_engine.extract.learned.features import LABELS, SYMMETRIC, TYPE_LABELS  # noqa: E402
@@ -117,6 +119,29 @@ def curve_table(ex: Examples, shares: list[float], folds: int, seed: int) -> Non
               f"{f1:.3f}")
 
 
+def ties_table(ex: Examples, folds: int, seed: int) -> None:
+    """The tie head held out twice: each pair of speakers read by a relation head fitted without its conversation,
+    then judged by a tie head fitted on the other folds' pairs; against the relation head's best single turn."""
+    x, y, conv = tie_examples(ex, folds, seed)
+    p = np.zeros((len(y), len(LABELS)), np.float32)
+    for f in range(folds):
+        test = conv % folds == f
+        p[test] = fit_ties(x[~test], y[~test]).predict_proba(x[test])
+    best_turn = x[:, :len(LABELS) - 1]  # tie_row's first block: each predicate's highest probability on one turn
+    two = x[:, -2] > 0.5
+    print(f"\nties of speakers, held out ({len(y)} pairs of speakers, {int(np.sum(y > 0))} with a tie, "
+          f"{int(np.sum(y < 0))} with only optional ones left out; two-person chats: {int(np.sum(two))})\n")
+    print("reading | threshold | pairs | said | right | precision | recall")
+    for name, probs in (("tie head", p[:, 1:]), ("best turn", best_turn)):
+        for tau in (0.3, 0.5, 0.7, 0.9, 0.95):
+            for where, sel in (("all", y >= 0), ("two", two & (y >= 0))):
+                j = probs[sel].argmax(axis=1) + 1
+                said = probs[sel].max(axis=1) >= tau
+                right = said & (j == y[sel])
+                print(f"{name:9} | {tau:9} | {where:5} | {int(said.sum()):4} | {int(right.sum()):5} | "
+                      f"{right.sum() / max(said.sum(), 1):9.3f} | {right.sum() / max(np.sum(y[sel] > 0), 1):.3f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--folds", type=int, default=4)
@@ -125,6 +150,7 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=0, help="only the first N training conversations")
     ap.add_argument("--curve", help="comma-separated shares of the training folds for the relation head's "
                     "learning curve (e.g. 0.25,0.5,1); the other tables are skipped")
+    ap.add_argument("--ties", action="store_true", help="only the tie head's table (what two speakers are)")
     ap.add_argument("--cache", default=str(ROOT / ".gravity_cache" / "train"), help="the rules' proposals, cached")
     args = ap.parse_args()
     started = time.perf_counter()
@@ -137,6 +163,10 @@ def main() -> int:
         conversation_examples(gold, conv, rule_anchors(conv, Path(args.cache)), encoder, ex)
     print(f"{len(files)} training conversations, encoder layer {args.layer}, {args.folds} folds by conversation, "
           f"seed {args.seed} (features in {time.perf_counter() - started:.0f} s)")
+    if args.ties:
+        ties_table(ex, args.folds, args.seed)
+        print(f"\n{time.perf_counter() - started:.0f} s")
+        return 0
     if args.curve:
         curve_table(ex, [float(s) for s in args.curve.split(",")], args.folds, args.seed)
         print(f"\n{time.perf_counter() - started:.0f} s")

@@ -228,11 +228,13 @@ def test_training_is_seeded_and_writes_weights_thresholds_and_metrics(tmp_path):
     first = train(data, dev, tmp_path / "a", seed=3, cache=tmp_path / "cache", log=lambda m: None)
     second = train(data, dev, tmp_path / "b", seed=3, cache=tmp_path / "cache", log=lambda m: None)
     assert first["version"] == second["version"]
-    for name in ("typing", "reference", "relations"):
+    for name in ("typing", "reference", "relations", "ties"):
         a, b = Head.load(tmp_path / "a" / f"{name}.npz"), Head.load(tmp_path / "b" / f"{name}.npz")
         assert all(np.array_equal(x, y) for x, y in zip(a.weights, b.weights))
     models = Models.load(tmp_path / "a")
     assert models.relations.labels[0] == "none"
+    assert models.ties is not None and models.ties.labels == models.relations.labels and "tie" in models.thresholds
+    assert first["examples"]["speaker pairs"] > 0
     assert models.layer == DEFAULT_LAYER  # what the heads were trained on goes with them
     metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
     assert metrics["examples"]["relation instances"] > 0 and "ece" in metrics["calibration_dev"]
@@ -441,3 +443,68 @@ def test_a_name_led_by_a_capital_beyond_ascii_is_proposed_whole():
     names = _proposed("We flew to Los Ángeles, then Øystein and Ümit came round", "ümit who? Haar & Now is on")
     assert {"Los Ángeles", "Øystein", "Ümit"} <= names, names
     assert not names & {"Los", "Haar &"}, names
+
+
+def test_a_tie_row_sums_up_every_turn_two_speakers_share():
+    from gravity_engine.extract.learned.features import LABELS, tie_row
+
+    p = np.zeros((4, len(LABELS)), np.float32)
+    p[:, 0] = 1.0
+    friend = LABELS.index("friend_of")
+    p[:, friend] = [0.9, 0.5, 0.1, 0.0]
+    row = tie_row(p, 2)
+    n = len(LABELS) - 1
+    assert row.shape == (4 * n + 3,)
+    j = friend - 1
+    assert row[j] == np.float32(0.9) and np.isclose(row[n + j], 0.5) and np.isclose(row[2 * n + j], 0.375)
+    assert np.isclose(row[3 * n + j], 1 - 0.1 * 0.5 * 0.9)  # at least one turn says it
+    assert np.isclose(row[-3], np.log(5)) and row[-2] == 1.0
+    empty = tie_row(np.zeros((0, len(LABELS))), 3)
+    assert empty.shape == row.shape and not empty[:-1].any() and np.isclose(empty[-1], np.log(3))
+
+
+def _with_ties(models: Models, said: str, prob: float) -> Models:
+    """``models`` with a tie head that reads ``said`` at ``prob`` of every pair of speakers."""
+    from gravity_engine.extract.learned.features import LABELS
+
+    width = 4 * (len(LABELS) - 1) + 3
+    logits = np.full(len(LABELS), -30.0, np.float32)
+    logits[LABELS.index(said)] = np.log(prob)
+    logits[0] = np.log(1 - prob)
+    models.ties = Head(labels=LABELS, mean=np.zeros(width, np.float32), scale=np.ones(width, np.float32),
+                       weights=[np.zeros((width, len(LABELS)), np.float32)], biases=[logits])
+    models.thresholds["tie"] = 0.5
+    return models
+
+
+def test_two_speakers_the_rules_leave_unrelated_get_the_tie_heads_reading_of_the_whole_chat():
+    """The relation head never writes a tie between two speakers from one turn (it calls friends colleagues at a
+    hurried goodbye); the tie head reads all the turns they share, and its word is kept where it is sure enough
+    and the rules said nothing of the two, citing the turns that say it most."""
+    from gravity_engine.extract.learned.apply import decide, write_back
+    from gravity_engine.extract.learned.features import EntityView, Scene, UtteranceView
+
+    utts = [UtteranceView("S1:1", "Ana", "Did you get home ok after the gig?", "s1"),
+            UtteranceView("S1:2", "Ben", "Yes! You were right about the band", "s1"),
+            UtteranceView("S1:3", "Ana", "Told you. Same time next month?", "s1")]
+
+    def built(rules: list, prob: float, new_relations: bool = True) -> dict[str, list[tuple]]:
+        ents = [EntityView("Ana", [], "person", speaker=True, rules=rules), EntityView("Ben", [], "person", speaker=True)]
+        scene = Scene(utts, ents, get_token_encoder())
+        d = decide(scene, _with_ties(_constant_models(scene, "person", "colleague_of"), "friend_of", prob))
+        anchors = AnchorSet(conversation_id="x", entities=[Entity(id="e0", name="Ana", type="person"),
+                                                           Entity(id="e1", name="Ben", type="person")])
+        anchors.entities[0].relations = [Relation(predicate=p, target="Ben", target_id="e1", source_ids=list(s))
+                                         for _, p, s in rules]
+        write_back(anchors, d, {"type": 0.5, "junk": 0.5, "reference": 0.5, "relation": 0.9, "relation_ruled": 0.1,
+                                "tie": 0.5}, new_relations)
+        return {e.name: [(r.predicate, r.target, r.source_ids, r.confidence) for r in e.relations]
+                for e in anchors.entities}
+
+    for new_relations in (True, False):  # the default build (no head relations of its own) writes it too
+        ties = built([], 0.8, new_relations)
+        assert [(p, t) for p, t, _, _ in ties["Ana"] + ties["Ben"]] == [("friend_of", "Ben")], ties
+    assert ties["Ana"][0][3] == 0.8 and set(ties["Ana"][0][2]) <= {"S1:1", "S1:2", "S1:3"} and ties["Ana"][0][2]
+    assert not built([], 0.4)["Ana"]  # not sure enough
+    ruled = built([(1, "sibling_of", ("S1:2",))], 0.8)  # the rules' word on the two stands
+    assert [(p, t) for p, t, _, _ in ruled["Ana"]] == [("sibling_of", "Ben")], ruled

@@ -29,8 +29,8 @@ from ..extract.base import make_batches
 from ..extract.classic import EXTRACTOR_VERSION, ClassicExtractor
 from ..extract.learned.apply import Decisions, decide, views, write_back
 from ..extract.learned.encoder import TokenEncoder, get_token_encoder
-from ..extract.learned.features import LABELS, SYMMETRIC, TYPE_LABELS, Scene, canonical_predicate
-from ..extract.learned.heads import HEADS, WEIGHTS, Head, Models
+from ..extract.learned.features import LABELS, SYMMETRIC, TYPE_LABELS, Scene, canonical_predicate, tie_row
+from ..extract.learned.heads import HEADS, TIES, WEIGHTS, Head, Models
 from ..extract.learned.proposals import propose_names
 from ..fileio import atomic_write_text
 from .gold import Gold, GoldIndex, find_gold_files, load_gold, mention_spans, normalize_type, score_store
@@ -44,6 +44,13 @@ HIDDEN = {"typing": (128,), "reference": (64,), "relations": (192,)}
 MAX_EPOCHS = 40
 PATIENCE = 4
 BATCH = 256
+# The tie head: its regularisation and threshold, chosen held out on the training chats (benchmarks/heads_cv.py
+# --ties, 290 chats; DEV has too few pairs of speakers to set them): at 0.7, precision 0.85 and recall 0.12 over all
+# pairs of speakers, 0.86 and 0.27 in two-person chats (at 0.5: 0.76 and 0.24, 0.74 and 0.56), where the relation
+# head's best single turn gave 0.59 and 0.09, 0.69 and 0.33 at 0.95.
+TIE_C = 0.5
+TIE_THRESHOLD = 0.7
+TIE_FOLDS = 4
 
 
 def _log(msg: str) -> None:
@@ -83,6 +90,9 @@ class Examples:
     y: dict[str, list[int]] = field(default_factory=lambda: {h: [] for h in HEADS})
     # per row: (conversation, *what the row is about), so held-out scores can group by conversation and by pair
     keys: dict[str, list[tuple]] = field(default_factory=lambda: {h: [] for h in HEADS})
+    # per pair of speakers: (conversation, its relation rows on every turn where the two stand together, the label
+    # of their tie (-1: only optional ties, left out), how many speakers the chat has)
+    ties: list[tuple[int, np.ndarray, int, int]] = field(default_factory=list)
     conversation: int = 0
 
     def add(self, head: str, rows: np.ndarray, labels: list[int], keys: list[tuple] | None = None) -> None:
@@ -175,6 +185,19 @@ def conversation_examples(gold: Gold, conversation: Conversation, anchors: Ancho
             ex.add("relations", rows, [lab for _, lab in labelled], [(a.ent, b.ent) for (a, b), _ in labelled])
             counts["relation instances"] += sum(lab > 0 for _, lab in labelled)
             counts["pairs"] += len(labelled)
+    # the speakers' ties: every turn where two speakers stand together, labelled or not (a build reads them all)
+    between: dict[tuple[int, int], list[np.ndarray]] = {}
+    for k in range(len(utts)):
+        pairs = scene.speaker_pairs(k)
+        if pairs:
+            for (a, b), row in zip(pairs, scene.pair_rows(k, pairs, types)):
+                between.setdefault((min(a.ent, b.ent), max(a.ent, b.ent)), []).append(row)
+    for (a, b), rows in between.items():
+        ties = rels.get(frozenset((match[a], match[b])), []) if None not in (match[a], match[b]) else []
+        said = {r[1] for r in ties if not r[4]}
+        label = next((j for j, lab in enumerate(LABELS) if lab in said), -1 if ties else 0)
+        ex.ties.append((ex.conversation, np.stack(rows), label, len(scene.speaker_ent)))
+        counts["speaker pairs"] += 1
     return counts
 
 
@@ -230,6 +253,38 @@ def fit_head(name: str, x: list[np.ndarray], y: list[int], labels: tuple[str, ..
     return Head(labels=labels, mean=mean.astype(np.float32), scale=scale.astype(np.float32),
                 weights=[m.weight.detach().numpy().T.copy() for m in layers],
                 biases=[m.bias.detach().numpy().copy() for m in layers])
+
+
+def tie_examples(ex: Examples, folds: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tie head's rows (features.tie_row), labels and conversations: each pair of speakers read by a relation
+    head fitted without its conversation (``folds`` folds by conversation), as a build reads a chat it never saw."""
+    x = np.stack(ex.x["relations"])
+    y = np.asarray(ex.y["relations"])
+    group = np.asarray([k[0] for k in ex.keys["relations"]]) % folds
+    rows: list[np.ndarray | None] = [None] * len(ex.ties)
+    for f in range(folds):
+        head = fit_head("relations", list(x[group != f]), list(y[group != f]), LABELS, seed)
+        for i, (conv, pair_rows, _, speakers) in enumerate(ex.ties):
+            if conv % folds == f:
+                rows[i] = tie_row(head.predict_proba(pair_rows), speakers)
+    return np.stack(rows), np.asarray([t[2] for t in ex.ties]), np.asarray([t[0] for t in ex.ties])
+
+
+def fit_ties(x: np.ndarray, y: np.ndarray) -> Head:
+    """A multinomial logistic regression over the tie rows (pairs with only optional ties left out), as a
+    :class:`Head` of one layer over :data:`LABELS` (a label never seen gets no chance)."""
+    from sklearn.linear_model import LogisticRegression
+
+    keep = y >= 0
+    model = LogisticRegression(C=TIE_C, max_iter=5000).fit(x[keep], y[keep])
+    coef = model.coef_ if len(model.classes_) > 2 else np.vstack([np.zeros_like(model.coef_), model.coef_])
+    bias = model.intercept_ if len(model.classes_) > 2 else np.array([0.0, model.intercept_[0]])
+    w = np.zeros((x.shape[1], len(LABELS)), np.float32)
+    b = np.full(len(LABELS), -30.0, np.float32)
+    w[:, model.classes_] = coef.T
+    b[model.classes_] = bias
+    return Head(labels=LABELS, mean=np.zeros(x.shape[1], np.float32), scale=np.ones(x.shape[1], np.float32),
+                weights=[w], biases=[b])
 
 
 def _load(path: Path) -> tuple[Gold, Conversation]:
@@ -328,6 +383,8 @@ def retune(folder: Path = WEIGHTS, dev_dir: Path = DEV_DIR, cache: Path | None =
     heads = {h: getattr(models, h) for h in HEADS}
     dev = [(g, c, rule_anchors(c, cache)) for g, c in map(_load, find_gold_files(dev_dir))]
     thresholds, grid, best = tune_thresholds(heads, dev, encoder, log)
+    if models.ties is not None:
+        thresholds["tie"] = TIE_THRESHOLD
     metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
     metrics.update({"thresholds": thresholds, "dev_grid": grid, "dev": best})
     atomic_write_text(folder / "thresholds.json", json.dumps(
@@ -359,17 +416,20 @@ def train(train_dir: Path = TRAIN_DIR, dev_dir: Path = DEV_DIR, out: Path = WEIG
     heads = {h: fit_head(h, ex.x[h], ex.y[h], lab, seed)
              for h, lab in (("typing", TYPE_LABELS), ("reference", ("other", "same")), ("relations", LABELS))}
     log(f"heads fitted ({time.perf_counter() - started:.0f} s)")
+    ties = fit_ties(*tie_examples(ex, TIE_FOLDS, seed)[:2])
+    log(f"tie head fitted on {len(ex.ties)} pairs of speakers ({time.perf_counter() - started:.0f} s)")
     dev = [(g, c, rule_anchors(c, cache)) for g, c in map(_load, find_gold_files(dev_dir))]
     thresholds, grid, best = tune_thresholds(heads, dev, encoder, log)
-    version = hashlib.sha256(b"".join(h.mean.tobytes() + h.weights[-1].tobytes() for h in heads.values())) \
+    thresholds["tie"] = TIE_THRESHOLD
+    version = hashlib.sha256(b"".join(h.mean.tobytes() + h.weights[-1].tobytes() for h in [*heads.values(), ties])) \
         .hexdigest()[:12]
-    models = Models(**heads, thresholds=thresholds, version=version, layer=encoder.layer)
+    models = Models(**heads, thresholds=thresholds, version=version, layer=encoder.layer, ties=ties)
     metrics = {"version": version, "seed": seed, "thresholds": thresholds, "encoder_layer": encoder.layer,
                "train_files": len(files),
                "examples": dict(totals), "dev_grid": grid, "dev": best,
                "calibration_dev": calibration(models, dev, encoder), "seconds": round(time.perf_counter() - started)}
     out.mkdir(parents=True, exist_ok=True)
-    for h, head in heads.items():
+    for h, head in [*heads.items(), (TIES, ties)]:
         head.save(out / f"{h}.npz")
     atomic_write_text(out / "thresholds.json", json.dumps(
         {"version": version, "thresholds": thresholds, "encoder_layer": encoder.layer}, indent=1))

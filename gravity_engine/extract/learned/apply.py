@@ -6,7 +6,7 @@ the people and pets named before them; each pair of entities that stand together
 question and its answer) gets a relation, or none. The rules' relations between two entities are features of
 that decision and are replaced by it; their other relations (tastes in free text, relations between entities
 that never stand together) stay, with no confidence. What a person owns is a pet, and a pet nobody owns yet gets
-the likeliest owner.
+the likeliest owner. Two speakers the rules leave unrelated get what the tie head reads over their whole chat.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ...anchors import AnchorSet, Entity, Relation
 from ...conversation import Conversation
 from ...vocabulary import ENTITY_TYPES, normalize_type
 from .encoder import TokenEncoder
-from .features import SYMMETRIC, EntityView, Scene, UtteranceView, canonical_predicate, types_fit
+from .features import SYMMETRIC, EntityView, Scene, UtteranceView, canonical_predicate, tie_row, types_fit
 from .heads import Models
 from .proposals import PROPOSED_SUFFIX, propose_names
 
@@ -66,6 +66,9 @@ class Decisions:
     # and the utterances each rests on
     resolved: int = 0
     speakers: set[int] = field(default_factory=set)
+    # two speakers -> the tie head's reading over their whole chat: (source, predicate, target), its probability
+    # and the turns that say it most
+    ties: dict[frozenset[int], tuple[tuple[int, str, int], float, list[str]]] = field(default_factory=dict)
 
 
 def _rule_ends(ents: list[EntityView]) -> dict[int, list[tuple[str, int, bool]]]:
@@ -124,6 +127,7 @@ def decide(scene: Scene, models: Models) -> Decisions:
                 scene.add_resolved(k, span[:2], cands[best].ent)
                 out.resolved += 1
 
+    between_speakers: dict[frozenset[int], list[tuple[int, int, list[str], np.ndarray]]] = {}
     for k in range(len(scene.utts)):
         pairs = scene.pair_candidates(k)
         if not pairs:
@@ -133,6 +137,8 @@ def decide(scene: Scene, models: Models) -> Decisions:
             out.candidates.add(frozenset((a.ent, b.ent)))
             # one end in the turn before: the pair rests on both turns ("her name is Shadow" and the reply)
             uids = [scene.utts[j].id for j in sorted({a.utt, b.utt, k})]
+            if a.ent in out.speakers and b.ent in out.speakers:
+                between_speakers.setdefault(frozenset((a.ent, b.ent)), []).append((a.ent, b.ent, uids, p))
             for j, label in enumerate(models.relations.labels):
                 if label == "none" or p[j] < MIN_KEPT:
                     continue
@@ -144,7 +150,28 @@ def decide(scene: Scene, models: Models) -> Decisions:
             if c is not None and frozenset((i, target)) in out.candidates:
                 key = _pair_key(i, target, c)
                 out.ruled[key] = [*out.ruled.get(key, []), *sources]
+    if models.ties is not None:
+        for pair, turns in between_speakers.items():
+            out.ties[pair] = _tie(turns, models, len(out.speakers))
     return out
+
+
+def _tie(turns: list[tuple[int, int, list[str], np.ndarray]], models: Models, speakers: int
+         ) -> tuple[tuple[int, str, int], float, list[str]]:
+    """What two speakers are to each other by the tie head: the likeliest predicate (its direction where it has one
+    from the turns that read it so), its probability, and the turns the relation head read it in most."""
+    p = models.ties.predict_proba(tie_row(np.stack([t[3] for t in turns]), speakers)[None])[0]
+    best = 1 + int(np.argmax(p[1:]))
+    label = models.ties.labels[best]
+    j = models.relations.labels.index(label)
+    a, b = turns[0][0], turns[0][1]
+    if label in SYMMETRIC:
+        key = (min(a, b), label, max(a, b))
+    else:
+        forward = sum(t[3][j] for t in turns if t[0] == a) >= sum(t[3][j] for t in turns if t[0] == b)
+        key = (a, label, b) if forward else (b, label, a)
+    cited = [uid for t in sorted(turns, key=lambda t: -t[3][j])[:MAX_SOURCES] for uid in t[2]]
+    return key, float(p[best]), list(dict.fromkeys(cited))
 
 
 def apply_learned(anchors: AnchorSet, conversation: Conversation, models: Models, encoder: TokenEncoder,
@@ -162,7 +189,8 @@ def apply_learned(anchors: AnchorSet, conversation: Conversation, models: Models
 def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], new_relations: bool = True) -> dict:
     """Put decisions into ``anchors`` (which they were decided on) under ``thresholds``; without
     ``new_relations``, the rules' relations stay as they are, each with the head's probability of it as its
-    confidence (a low one puts it first in the Review queue), and only pets without an owner get a new one."""
+    confidence (a low one puts it first in the Review queue), and only pets without an owner and speakers without
+    a tie get a new one."""
     kept: dict[tuple[int, str, int], tuple[float, list[str]]] = {}
     # One predicate per pair: the strongest that clears its threshold (lower where the rules said the same; without
     # new relations, only what the rules said, at any probability). It cites the utterances the rule read it from
@@ -192,6 +220,8 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
     _owned_are_pets(d, kept, thresholds)
     owners = _owners(d, entities, index, kept, thresholds)
     kept |= owners
+    ties = _speaker_ties(d, entities, index, kept, thresholds)
+    kept |= ties
     linked = {i for s, _, t in kept for i in (s, t)}
     # a rule's relation gives way only to what the head keeps for the same pair: the head's silence is no veto
     # (vetoing rules it found unlikely cost DEV recall, 0.66 -> 0.58, and precision)
@@ -208,7 +238,7 @@ def write_back(anchors: AnchorSet, d: Decisions, thresholds: dict[str, float], n
             key = _rule_key(r, i, index)
             if key in kept:
                 r.confidence = round(kept[key][0], 3)
-    for (src, label, dst), (conf, ids) in kept.items() if new_relations else owners.items():
+    for (src, label, dst), (conf, ids) in kept.items() if new_relations else (owners | ties).items():
         target = entities[dst]
         entities[src].relations.append(Relation(predicate=label, target=target.name, target_id=target.id,
                                                 source_ids=ids[:MAX_SOURCES], confidence=round(conf, 3)))
@@ -278,6 +308,21 @@ def _owners(d: Decisions, entities: list[Entity], index: dict[str, int],
         if conf >= thresholds["relation_ruled"] and conf > offers.get(pet, (0.0,))[0]:
             offers[pet] = (conf, key, seen)
     return {key: (conf, _cited(seen, thresholds["relation"])) for conf, key, seen in offers.values()}
+
+
+def _speaker_ties(d: Decisions, entities: list[Entity], index: dict[str, int],
+                  kept: dict[tuple[int, str, int], tuple[float, list[str]]], thresholds: dict[str, float]
+                  ) -> dict[tuple[int, str, int], tuple[float, list[str]]]:
+    """The tie head's word on two speakers the rules and the relation head left unrelated, where it is sure
+    enough (heads without a tie threshold write none)."""
+    bar = thresholds.get("tie")
+    if bar is None:
+        return {}
+    related = {frozenset((s, t)) for s, _, t in kept}
+    related |= {frozenset((key[0], key[2])) for i, e in enumerate(entities) for r in e.relations
+                if (key := _rule_key(r, i, index)) is not None}
+    return {key: (conf, cited) for pair, (key, conf, cited) in d.ties.items()
+            if conf >= bar and pair not in related and types_fit(key[1], d.types[key[0]], d.types[key[2]])}
 
 
 def _cited(seen: list[tuple[str, float]], sure: float) -> list[str]:

@@ -7,7 +7,9 @@ each utterance (:class:`~.mentions.Occ`), the contextual vectors of those places
 * typing: one row per entity (its mentions in context, its name alone, its shape, the rules' type);
 * reference: one row per (pronoun or kin word, an entity named before it);
 * relations: one row per ordered pair of entities that stand in one utterance, or one in the utterance and one
-  in the turn before it (a question and its answer), with the speaker as "I" and the listener as "you".
+  in the turn before it (a question and its answer), with the speaker as "I" and the listener as "you";
+* ties: one row per pair of speakers, what the relation head read on every turn where the two stand together
+  (:func:`tie_row`): what two people are to each other shows over a conversation more than in any one turn.
 """
 
 from __future__ import annotations
@@ -81,6 +83,18 @@ class UtteranceView:
     speaker: str
     text: str
     session: str
+
+
+def tie_row(probs: np.ndarray, speakers: int) -> np.ndarray:
+    """Two speakers' tie, from the relation head's probabilities (rows: the turns where they stand together, both
+    orders; columns: :data:`LABELS`): per predicate the highest, the mean of the three highest, the mean, and the
+    chance that at least one turn says it; then how many turns, whether the chat has two speakers, how many."""
+    n = len(probs)
+    p = np.asarray(probs, np.float32).reshape(-1, len(LABELS))[:, 1:] if n else np.zeros((1, len(LABELS) - 1))
+    top = np.sort(p, axis=0)[-3:]
+    anyone = 1.0 - np.exp(np.log1p(-np.clip(p, 0.0, 0.999)).sum(axis=0))
+    return np.concatenate([p.max(axis=0), top.mean(axis=0), p.mean(axis=0), anyone,
+                           [np.log1p(n), speakers == 2, np.log(max(speakers, 1))]]).astype(np.float32)
 
 
 def _one_hot(value: str, options: Sequence[str]) -> np.ndarray:
@@ -227,6 +241,10 @@ class Scene:
                     if b.utt != k:
                         pairs.append((b, a))
         return pairs
+
+    def speaker_pairs(self, k: int) -> list[tuple[Occ, Occ]]:
+        """The candidate pairs of utterance ``k`` whose two ends are speakers."""
+        return [(a, b) for a, b in self.pair_candidates(k) if self.ents[a.ent].speaker and self.ents[b.ent].speaker]
 
     def pair_rows(self, k: int, pairs: list[tuple[Occ, Occ]], types: list[str]) -> np.ndarray:
         t = self.tv[k]

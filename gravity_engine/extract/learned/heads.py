@@ -18,6 +18,7 @@ from .encoder import LAST_LAYER
 
 WEIGHTS = Path(__file__).parent / "weights"
 HEADS = ("typing", "reference", "relations")
+TIES = "ties"  # fitted on the relation head's held-out readings, after the three
 
 
 @dataclass
@@ -66,7 +67,7 @@ class Head:
 
 @dataclass
 class Models:
-    """The three heads and the thresholds they are used with."""
+    """The heads and the thresholds they are used with."""
 
     typing: Head
     reference: Head
@@ -74,12 +75,16 @@ class Models:
     thresholds: dict[str, float]
     version: str
     layer: int = LAST_LAYER  # the encoder layer whose token vectors the heads were trained on
+    # what two speakers are to each other, from the relation head's readings over the whole chat (features.tie_row);
+    # heads trained before it have none, and then speakers keep the rules' word only
+    ties: Head | None = None
 
     @classmethod
     def load(cls, folder: Path = WEIGHTS) -> Models:
         meta = json.loads((folder / "thresholds.json").read_text(encoding="utf-8"))
+        ties = Head.load(folder / f"{TIES}.npz") if (folder / f"{TIES}.npz").exists() else None
         return cls(*(Head.load(folder / f"{h}.npz") for h in HEADS), thresholds=meta["thresholds"],
-                   version=str(meta["version"]), layer=int(meta.get("encoder_layer", LAST_LAYER)))
+                   version=str(meta["version"]), layer=int(meta.get("encoder_layer", LAST_LAYER)), ties=ties)
 
 
 @lru_cache(maxsize=2)
