@@ -3,7 +3,8 @@
 Training reads ``sample_data/train/`` (gold format, ``docs/gold_format.md``): each conversation is built by the
 rules alone (what the heads will be asked to decide at build time), every proposed entity, pronoun or kin word and
 pair of entities is labelled from the annotation, and three small heads are fitted on the encoder's features
-(``extract/learned``). The DEV conversations (``sample_data/gold/dev/``) only set the thresholds and report the
+(``extract/learned``), then a fourth on what relation heads fitted without each chat read of its pairs of speakers
+(:func:`tie_examples`). The DEV conversations (``sample_data/gold/dev/``) only set the thresholds and report the
 calibration; TEST is never read. Seeded: the same data and seed give the same weights.
 """
 

@@ -48,7 +48,7 @@ class Head:
     def save(self, path: Path) -> None:
         arrays = {"mean": self.mean, "scale": self.scale, "labels": np.array(self.labels)}
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            # half precision keeps the three heads well under the 10 MB the repository allows
+            # half precision keeps the heads well under the 10 MB the repository allows
             arrays[f"w{i}"] = w.astype(np.float16)
             arrays[f"b{i}"] = b.astype(np.float32)
         tmp = path.with_suffix(".tmp.npz")
